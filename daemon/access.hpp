@@ -1,0 +1,30 @@
+// Who may do what: the plugin's reports come from root (slurmstepd) or SlurmUser; admins read
+// everything; every other user reads only their own jobs.
+#pragma once
+
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace coloc::daemon {
+
+class Access {
+public:
+    // `admins`: user names or numeric uids; unknown names are an error (a typo would otherwise
+    // silently lock an admin out).
+    Access(const std::vector<std::string>& admins, const std::string& slurm_user);
+
+    bool is_admin(uid_t uid) const;
+    bool may_report(uid_t uid) const;  // place / started / ended
+
+private:
+    std::vector<uid_t> admins_;
+    uid_t slurm_uid_ = 0;
+};
+
+// A uid as a user name; the number when the name is unknown.
+std::string user_name(long uid);
+// A user name or numeric string as a uid; -1 when unknown.
+long uid_of(const std::string& name_or_uid);
+
+}  // namespace coloc::daemon

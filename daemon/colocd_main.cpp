@@ -1,0 +1,105 @@
+// colocd: the placement daemon. main() is a ladder: each step initialises one thing, and the
+// steps are undone in reverse order on the way out.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include "daemon/config.hpp"
+#include "daemon/log.hpp"
+#include "daemon/server.hpp"
+#include "daemon/service.hpp"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) { g_stop.store(true); }
+
+void install_signals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+// Removes the pidfile when colocd exits the normal way.
+class PidFile {
+public:
+    explicit PidFile(std::string path) : path_(std::move(path)) {
+        if (path_.empty()) return;
+        std::ofstream out(path_);
+        if (!out) throw std::runtime_error("cannot write pidfile " + path_);
+        out << getpid() << "\n";
+    }
+    ~PidFile() {
+        if (!path_.empty()) std::remove(path_.c_str());
+    }
+
+private:
+    std::string path_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace coloc::daemon;
+    std::string config_path = "/etc/coloc/colocd.yaml";
+    bool foreground = false;
+    bool verbose = false;
+    std::string pidfile_override;
+
+    CLI::App app{"colocd: interference-aware GPU placement daemon for Slurm"};
+    app.add_option("-c,--config", config_path, "configuration file")->capture_default_str();
+    app.add_flag("-f,--foreground", foreground, "stay in the foreground, log to stderr");
+    app.add_flag("-v,--verbose", verbose, "log every request");
+    app.add_option("--pidfile", pidfile_override, "write the pid here (overrides the config)");
+    app.set_version_flag("-V,--version", "colocd (coloc) 0.1");
+    CLI11_PARSE(app, argc, argv);
+    if (verbose) set_log_level(LogLevel::Debug);
+
+    // 1. configuration
+    Config config;
+    try {
+        config = load_config(config_path);
+    } catch (const std::exception& e) {
+        log_error(e.what());
+        return 1;
+    }
+    if (!pidfile_override.empty()) config.pidfile = pidfile_override;
+
+    // 2. detach (after the config is known good, so errors reach the terminal)
+    if (!foreground) {
+        if (daemon(0, 0) != 0) {
+            log_error("cannot detach from the terminal");
+            return 1;
+        }
+        log_to_syslog();
+    }
+    install_signals();
+
+    try {
+        // 3. history store and state (recovers jobs that were running)
+        Service service(config);
+        // 4. endpoints
+        Server server(config.listen);
+        // 5. pidfile, once we can serve
+        PidFile pid(config.pidfile);
+        log_info("serving " + std::to_string(config.topology.nodes().size()) + " nodes on " + config.listen.front() +
+                 " (" + std::to_string(service.cluster().job_count()) + " running jobs recovered)");
+        // 6. serve until told to stop
+        server.run(service, g_stop);
+        log_info("stopping");
+    } catch (const std::exception& e) {
+        log_error(e.what());
+        return 1;
+    }
+    return 0;
+}

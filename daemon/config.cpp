@@ -1,0 +1,219 @@
+#include "daemon/config.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <yaml-cpp/yaml.h>
+
+#include "daemon/hostlist.hpp"
+
+namespace coloc::daemon {
+
+const char* to_string(GpuMode mode) {
+    switch (mode) {
+    case GpuMode::Bind: return "bind";
+    case GpuMode::Narrow: return "narrow";
+    case GpuMode::Observe: return "observe";
+    }
+    return "narrow";
+}
+
+namespace {
+
+// Reads typed values out of a YAML node and names file, line and key in every error.
+class Reader {
+public:
+    explicit Reader(std::string file) : file_(std::move(file)) {}
+
+    [[noreturn]] void fail(const YAML::Node& at, const std::string& key, const std::string& why) const {
+        std::ostringstream msg;
+        msg << file_;
+        if (at.IsDefined() && at.Mark().line >= 0) msg << ":" << at.Mark().line + 1;
+        msg << ": key '" << key << "': " << why;
+        throw ConfigError(msg.str());
+    }
+
+    void only_keys(const YAML::Node& map, const std::string& where, const std::set<std::string>& allowed) const {
+        if (!map.IsMap()) fail(map, where, "expected a mapping");
+        for (const auto& kv : map) {
+            std::string k = kv.first.as<std::string>();
+            if (!allowed.count(k)) {
+                std::string list;
+                for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+                fail(kv.first, join(where, k), "unknown key (known: " + list + ")");
+            }
+        }
+    }
+
+    std::string str(const YAML::Node& n, const std::string& key) const {
+        if (!n.IsScalar()) fail(n, key, "expected a string");
+        return n.as<std::string>();
+    }
+
+    int integer(const YAML::Node& n, const std::string& key, int min, int max) const {
+        if (!n.IsScalar()) fail(n, key, "expected an integer");
+        int v = 0;
+        try {
+            v = n.as<int>();
+        } catch (const YAML::Exception&) {
+            fail(n, key, "'" + n.as<std::string>() + "' is not an integer");
+        }
+        if (v < min || v > max)
+            fail(n, key, std::to_string(v) + " is outside " + std::to_string(min) + ".." + std::to_string(max));
+        return v;
+    }
+
+    std::vector<std::string> str_list(const YAML::Node& n, const std::string& key) const {
+        std::vector<std::string> out;
+        if (n.IsScalar()) return {n.as<std::string>()};
+        if (!n.IsSequence()) fail(n, key, "expected a list of strings");
+        for (const auto& e : n) out.push_back(str(e, key));
+        return out;
+    }
+
+    GpuMode mode(const YAML::Node& n, const std::string& key) const {
+        std::string m = str(n, key);
+        if (m == "bind") return GpuMode::Bind;
+        if (m == "narrow") return GpuMode::Narrow;
+        if (m == "observe") return GpuMode::Observe;
+        fail(n, key, "'" + m + "' is not one of bind, narrow, observe");
+    }
+
+    // [[0,1],[2,3]]: groups of GPU indices -> per-GPU group index.
+    std::vector<int> groups(const YAML::Node& n, const std::string& key, int gpus) const {
+        std::vector<int> per_gpu(static_cast<std::size_t>(gpus), -1);
+        if (!n.IsSequence()) fail(n, key, "expected a list of GPU groups, e.g. [[0, 1], [2, 3]]");
+        int group = 0;
+        for (const auto& g : n) {
+            if (!g.IsSequence()) fail(g, key, "each group must be a list of GPU indices");
+            for (const auto& e : g) {
+                int gpu = integer(e, key, 0, gpus - 1);
+                if (per_gpu[gpu] >= 0) fail(e, key, "GPU " + std::to_string(gpu) + " is in two groups");
+                per_gpu[gpu] = group;
+            }
+            ++group;
+        }
+        return per_gpu;
+    }
+
+    static std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : a + "." + b; }
+
+private:
+    std::string file_;
+};
+
+void read_node_types(const Reader& r, const YAML::Node& types, Config& cfg) {
+    if (!types.IsMap()) r.fail(types, "node_types", "expected a mapping of type name to description");
+    for (const auto& kv : types) {
+        std::string name = kv.first.as<std::string>();
+        std::string key = "node_types." + name;
+        const YAML::Node& t = kv.second;
+        r.only_keys(t, key, {"gpus", "slots_per_gpu", "nvlink_islands", "pcie_switches", "nics"});
+        if (!t["gpus"]) r.fail(t, key + ".gpus", "missing");
+        place::NodeType nt;
+        nt.name = name;
+        nt.gpus = r.integer(t["gpus"], key + ".gpus", 0, 64);
+        nt.slots_per_gpu = t["slots_per_gpu"] ? r.integer(t["slots_per_gpu"], key + ".slots_per_gpu", 1, 64) : 1;
+        if (t["nvlink_islands"]) nt.island = r.groups(t["nvlink_islands"], key + ".nvlink_islands", nt.gpus);
+        if (t["pcie_switches"]) nt.pcie_switch = r.groups(t["pcie_switches"], key + ".pcie_switches", nt.gpus);
+        if (t["nics"]) nt.nic = r.groups(t["nics"], key + ".nics", nt.gpus);
+        cfg.topology.add_type(std::move(nt));
+    }
+}
+
+void read_nodes(const Reader& r, const YAML::Node& nodes, Config& cfg) {
+    if (!nodes.IsSequence()) r.fail(nodes, "nodes", "expected a list of node sets");
+    int i = 0;
+    for (const auto& set : nodes) {
+        std::string key = "nodes[" + std::to_string(i++) + "]";
+        r.only_keys(set, key, {"names", "type", "link", "mode"});
+        if (!set["names"]) r.fail(set, key + ".names", "missing");
+        if (!set["type"]) r.fail(set, key + ".type", "missing");
+        std::string expr = r.str(set["names"], key + ".names");
+        auto names = expand_hostlist(expr);
+        if (!names || names->empty()) r.fail(set["names"], key + ".names", "'" + expr + "' is not a Slurm hostlist");
+        std::string type = r.str(set["type"], key + ".type");
+        int type_index = cfg.topology.type_index(type);
+        if (type_index < 0) r.fail(set["type"], key + ".type", "unknown node type '" + type + "'");
+        std::string link = set["link"] ? r.str(set["link"], key + ".link") : "";
+        for (const auto& n : *names) {
+            if (cfg.topology.node_index(n) >= 0) r.fail(set["names"], key + ".names", "node '" + n + "' is declared twice");
+            cfg.topology.add_node(n, type_index, link);
+            if (set["mode"]) cfg.node_modes[n] = r.mode(set["mode"], key + ".mode");
+        }
+    }
+}
+
+Config parse_root(const YAML::Node& root, const std::string& name) {
+    Reader r(name);
+    Config cfg;
+    cfg.path = name;
+    if (!root.IsDefined() || root.IsNull()) throw ConfigError(name + ": the file is empty");
+    r.only_keys(root, "", {"listen", "database", "pidfile", "munge_socket", "credential_max_age_s", "admins",
+                           "slurm_user", "model", "profiles", "explain_candidates", "partitions",
+                           "default_mode", "node_types", "nodes"});
+    if (root["listen"]) cfg.listen = r.str_list(root["listen"], "listen");
+    if (cfg.listen.empty()) r.fail(root["listen"], "listen", "needs at least one endpoint");
+    for (const auto& e : cfg.listen)
+        if (e.rfind("ipc://", 0) != 0 && e.rfind("tcp://", 0) != 0)
+            r.fail(root["listen"], "listen", "'" + e + "' is not an ipc:// or tcp:// endpoint");
+    if (root["database"]) cfg.database = r.str(root["database"], "database");
+    if (root["pidfile"]) cfg.pidfile = r.str(root["pidfile"], "pidfile");
+    if (root["munge_socket"]) cfg.munge_socket = r.str(root["munge_socket"], "munge_socket");
+    if (root["credential_max_age_s"])
+        cfg.credential_max_age_s = r.integer(root["credential_max_age_s"], "credential_max_age_s", 0, 86400);
+    if (root["admins"]) cfg.admins = r.str_list(root["admins"], "admins");
+    if (root["slurm_user"]) cfg.slurm_user = r.str(root["slurm_user"], "slurm_user");
+    if (root["model"]) {
+        cfg.model = r.str(root["model"], "model");
+        if (cfg.model != "baseline" && cfg.model != "coloc")
+            r.fail(root["model"], "model", "'" + cfg.model + "' is not one of baseline, coloc");
+    }
+    if (root["profiles"]) cfg.profiles = r.str(root["profiles"], "profiles");
+    if (root["explain_candidates"])
+        cfg.explain_candidates = r.integer(root["explain_candidates"], "explain_candidates", 1, 100);
+    if (root["default_mode"]) cfg.default_mode = r.mode(root["default_mode"], "default_mode");
+    if (root["partitions"]) {
+        const YAML::Node& parts = root["partitions"];
+        if (!parts.IsMap()) r.fail(parts, "partitions", "expected a mapping of partition name to settings");
+        for (const auto& kv : parts) {
+            std::string key = "partitions." + kv.first.as<std::string>();
+            r.only_keys(kv.second, key, {"mode"});
+            if (!kv.second["mode"]) r.fail(kv.second, key + ".mode", "missing");
+            cfg.partition_modes[kv.first.as<std::string>()] = r.mode(kv.second["mode"], key + ".mode");
+        }
+    }
+    if (!root["node_types"]) r.fail(root, "node_types", "missing: describe at least one node type");
+    read_node_types(r, root["node_types"], cfg);
+    if (!root["nodes"]) r.fail(root, "nodes", "missing: list the nodes colocd places on");
+    read_nodes(r, root["nodes"], cfg);
+    return cfg;
+}
+
+}  // namespace
+
+Config parse_config(const std::string& text, const std::string& name) {
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+        throw ConfigError(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+    try {
+        return parse_root(root, name);
+    } catch (const YAML::Exception& e) {
+        throw ConfigError(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    } catch (const std::invalid_argument& e) {
+        throw ConfigError(name + ": " + e.what());
+    }
+}
+
+Config load_config(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw ConfigError(path + ": cannot be read");
+    std::stringstream text;
+    text << in.rdbuf();
+    return parse_config(text.str(), path);
+}
+
+}  // namespace coloc::daemon

@@ -1,0 +1,44 @@
+// colocd.yaml: what the daemon listens on, where it keeps history, who may do what, and what
+// the cluster is made of. Every error names the file, the line and the key.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "place/topology.hpp"
+
+namespace coloc::daemon {
+
+enum class GpuMode { Bind, Narrow, Observe };
+const char* to_string(GpuMode mode);
+
+struct Config {
+    std::string path;                                        // where it was read from
+    std::vector<std::string> listen = {"ipc:///run/coloc/colocd.sock"};
+    std::string database = "/var/lib/coloc/coloc.db";
+    std::string pidfile;                                     // empty = none
+    std::string munge_socket;                                // empty = munge's default
+    int credential_max_age_s = 300;
+    std::vector<std::string> admins = {"root"};              // user names or numeric uids
+    std::string slurm_user = "root";                         // may report for slurmstepd
+    std::string model = "coloc";                             // baseline | coloc
+    std::string profiles;                                    // profile catalogue (YAML), empty = built-in
+    int explain_candidates = 5;                              // alternatives kept per decision
+    std::map<std::string, GpuMode> partition_modes;
+    GpuMode default_mode = GpuMode::Narrow;
+    std::map<std::string, GpuMode> node_modes;               // per node, from `nodes: mode:`
+    place::Topology topology;
+};
+
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+Config load_config(const std::string& path);
+// For tests: the same from text, `name` standing in for the path in messages.
+Config parse_config(const std::string& text, const std::string& name);
+
+}  // namespace coloc::daemon

@@ -1,0 +1,30 @@
+// colocctl subcommands: each file adds its own subcommand(s) to the CLI11 app.
+// colocctl_main.cpp calls every adder in kCommandAdders; a new subcommand adds one line there.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace coloc::ctl {
+
+// Options common to every subcommand (set by the top-level flags and environment).
+struct CtlOptions {
+    std::string endpoint;       // --endpoint, COLOC_ENDPOINT, else the default ipc socket
+    std::string munge_socket;   // COLOC_MUNGE_SOCKET, else munge's default
+    int timeout_ms = 5000;      // --timeout
+    bool json = false;          // --json
+    bool parsable = false;      // -P/--parsable2: '|'-separated, no padding
+    bool noheader = false;      // -h/--noheader
+    std::string format;         // -o/--format field list, COLOCCTL_FORMAT
+};
+
+// An adder registers a subcommand; its callback runs the command and sets `exit_code`.
+using CommandAdder = void (*)(CLI::App& app, const CtlOptions& opts, int& exit_code);
+
+void add_status_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
+void add_nodes_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
+void add_jobs_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
+void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
+void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
+
+}  // namespace coloc::ctl

@@ -1,0 +1,98 @@
+#include "daemon/server.hpp"
+
+#include <cerrno>
+#include <filesystem>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <zmq.h>
+
+#include "daemon/log.hpp"
+#include "daemon/service.hpp"
+#include "proto/envelope.hpp"
+#include "proto/errors.hpp"
+
+namespace coloc::daemon {
+
+namespace {
+
+struct Frame {
+    zmq_msg_t msg;
+    Frame() { zmq_msg_init(&msg); }
+    ~Frame() { zmq_msg_close(&msg); }
+    std::string_view view() { return {static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg)}; }
+};
+
+}  // namespace
+
+Server::Server(const std::vector<std::string>& endpoints) {
+    ctx_ = zmq_ctx_new();
+    sock_ = zmq_socket(ctx_, ZMQ_ROUTER);
+    int zero = 0;
+    zmq_setsockopt(sock_, ZMQ_LINGER, &zero, sizeof zero);
+    // Oversized messages are cut off by ZeroMQ before they cost memory; the decoder also checks.
+    std::int64_t max = static_cast<std::int64_t>(proto::kMaxMessage) * 4;
+    zmq_setsockopt(sock_, ZMQ_MAXMSGSIZE, &max, sizeof max);
+    for (const auto& ep : endpoints) {
+        if (ep.rfind("ipc://", 0) == 0) {
+            std::filesystem::path path = ep.substr(6);
+            std::error_code ec;
+            if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+            ipc_paths_.push_back(path.string());
+        }
+        if (zmq_bind(sock_, ep.c_str()) != 0) {
+            std::string why = zmq_strerror(zmq_errno());
+            zmq_close(sock_);
+            zmq_ctx_term(ctx_);
+            throw std::runtime_error("cannot listen on " + ep + ": " + why);
+        }
+    }
+    // Every user may connect; munge decides what each may do.
+    for (const auto& p : ipc_paths_) chmod(p.c_str(), 0666);
+}
+
+Server::~Server() {
+    zmq_close(sock_);
+    zmq_ctx_term(ctx_);
+    for (const auto& p : ipc_paths_) {
+        std::error_code ec;
+        std::filesystem::remove(p, ec);
+    }
+}
+
+void Server::run(Service& service, const std::atomic<bool>& stop, int poll_ms) {
+    while (!stop.load()) {
+        zmq_pollitem_t item{sock_, 0, ZMQ_POLLIN, 0};
+        int rc = zmq_poll(&item, 1, poll_ms);
+        if (rc < 0) {
+            if (zmq_errno() == EINTR) continue;
+            throw std::runtime_error(std::string("poll failed: ") + zmq_strerror(zmq_errno()));
+        }
+        if (rc == 0) continue;
+        // A REQ peer sends [identity][empty][body]; anything else is answered if possible.
+        Frame identity, delimiter, body;
+        if (zmq_msg_recv(&identity.msg, sock_, ZMQ_DONTWAIT) < 0) continue;
+        if (!zmq_msg_more(&identity.msg)) continue;
+        zmq_msg_recv(&delimiter.msg, sock_, 0);
+        bool have_body = false;
+        if (zmq_msg_more(&delimiter.msg)) {
+            zmq_msg_recv(&body.msg, sock_, 0);
+            have_body = true;
+        }
+        bool extra = have_body && zmq_msg_more(&body.msg);
+        while (zmq_msg_more(&body.msg)) {  // drain unexpected frames
+            Frame junk;
+            zmq_msg_recv(&junk.msg, sock_, 0);
+            if (!zmq_msg_more(&junk.msg)) break;
+        }
+        std::string reply;
+        if (!have_body || zmq_msg_size(&delimiter.msg) != 0 || extra)
+            reply = proto::error_reply(proto::code::kBadJson, "expected one JSON message per request");
+        else
+            reply = service.handle(body.view());
+        zmq_send(sock_, zmq_msg_data(&identity.msg), zmq_msg_size(&identity.msg), ZMQ_SNDMORE);
+        zmq_send(sock_, "", 0, ZMQ_SNDMORE);
+        zmq_send(sock_, reply.data(), reply.size(), 0);
+    }
+}
+
+}  // namespace coloc::daemon

@@ -1,0 +1,30 @@
+// The ZeroMQ front of colocd: one ROUTER socket bound to every configured endpoint, one
+// request at a time through the Service (decisions are fast; ordering keeps state simple).
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace coloc::daemon {
+
+class Service;
+
+class Server {
+public:
+    // Binds every endpoint; throws std::runtime_error naming the endpoint that failed.
+    explicit Server(const std::vector<std::string>& endpoints);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // Serves until `stop` becomes true (checked at least every `poll_ms`).
+    void run(Service& service, const std::atomic<bool>& stop, int poll_ms = 200);
+
+private:
+    void* ctx_ = nullptr;
+    void* sock_ = nullptr;
+    std::vector<std::string> ipc_paths_;
+};
+
+}  // namespace coloc::daemon

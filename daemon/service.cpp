@@ -1,0 +1,414 @@
+#include "daemon/service.hpp"
+
+#include <algorithm>
+#include <ctime>
+
+#include "model/baseline.hpp"
+#include "proto/errors.hpp"
+#include "proto/fields.hpp"
+#include "proto/messages.hpp"
+
+namespace coloc::daemon {
+
+using proto::json;
+using proto::ProtoError;
+namespace code = proto::code;
+
+namespace {
+
+std::int64_t now_s() { return static_cast<std::int64_t>(std::time(nullptr)); }
+
+std::unique_ptr<model::InterferenceModel> make_engine_model(const std::string&) {
+    return std::make_unique<model::BaselineModel>();
+}
+
+GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
+    if (r.mode == "bind") return GpuMode::Bind;
+    if (r.mode == "narrow") return GpuMode::Narrow;
+    if (r.mode == "observe") return GpuMode::Observe;
+    if (auto it = cfg.node_modes.find(r.node); it != cfg.node_modes.end()) return it->second;
+    if (auto it = cfg.partition_modes.find(r.partition); it != cfg.partition_modes.end()) return it->second;
+    if (!r.slurm_gpus.empty()) return GpuMode::Narrow;
+    if (r.slots > 0) return GpuMode::Bind;
+    return cfg.default_mode;
+}
+
+json candidate_json(const place::Candidate& c, const place::Topology& topo) {
+    json where = json::array();
+    for (const auto& p : c.where) where.push_back({{"node", topo.nodes()[p.node].name}, {"gpus", p.gpus}});
+    json effects = json::array();
+    for (const auto& e : c.effects)
+        effects.push_back({{"job_id", e.id}, {"before", e.before}, {"after", e.after}});
+    return {{"where", where}, {"job_slowdown", c.job_slowdown}, {"harm", c.harm}, {"loss", c.loss},
+            {"neighbours", effects}};
+}
+
+}  // namespace
+
+const Service::Route Service::kRoutes[] = {
+    {"place", &Service::on_place},     {"started", &Service::on_started}, {"ended", &Service::on_ended},
+    {"status", &Service::on_status},   {"nodes", &Service::on_nodes},     {"jobs", &Service::on_jobs},
+    {"history", &Service::on_history}, {"explain", &Service::on_explain},
+};
+
+Service::Service(Config config)
+    : cfg_(std::move(config)),
+      access_(cfg_.admins, cfg_.slurm_user),
+      store_(cfg_.database),
+      model_(make_engine_model(cfg_.model)),
+      policy_(*model_),
+      cluster_(cfg_.topology),
+      started_at_(now_s()) {
+    default_profile_.name = "default";
+    recover_running_jobs();
+}
+
+Service::~Service() = default;
+
+std::string Service::handle(std::string_view bytes) {
+    ++counters_.requests;
+    try {
+        proto::Request req = proto::open_request(bytes);
+        const Route* route = nullptr;
+        for (const Route& r : kRoutes)
+            if (req.op == r.op) route = &r;
+        if (!route) throw ProtoError(code::kUnknownOp, "unknown op '" + req.op + "'");
+        if (req.cred.empty()) throw ProtoError(code::kAuthMissing, "request carries no munge credential");
+        proto::Identity who;
+        try {
+            who = proto::verify_credential(req.cred, req.canonical, cfg_.munge_socket, cfg_.credential_max_age_s);
+        } catch (const ProtoError&) {
+            ++counters_.auth_refused;
+            throw;
+        }
+        return proto::ok_reply((this->*(route->handler))(req, who));
+    } catch (const ProtoError& e) {
+        ++counters_.refused;
+        if (e.code() == code::kAuthMissing) ++counters_.auth_refused;
+        return proto::error_reply(e.code(), e.what());
+    } catch (const StoreError& e) {
+        ++counters_.refused;
+        return proto::error_reply(code::kInternal, std::string("database: ") + e.what());
+    } catch (const std::exception& e) {
+        ++counters_.refused;
+        return proto::error_reply(code::kInternal, e.what());
+    }
+}
+
+void Service::require_reporter(const proto::Identity& who) const {
+    if (!access_.may_report(who.uid))
+        throw ProtoError(code::kForbidden, "only slurmstepd (root or SlurmUser) may report placements; uid " +
+                                               std::to_string(who.uid) + " may not");
+}
+
+bool Service::visible_to(std::int64_t job_uid, const proto::Identity& who) const {
+    return access_.is_admin(who.uid) || job_uid == static_cast<std::int64_t>(who.uid);
+}
+
+const model::JobProfile* Service::profile_for(const std::string& name) const {
+    auto it = profiles_.find(name);
+    return it == profiles_.end() ? &default_profile_ : &it->second;
+}
+
+void Service::occupy(std::int64_t job_id, const std::string& profile, int node, const std::vector<int>& gpus,
+                     bool enforce_slots, std::int64_t since) {
+    auto id = static_cast<place::JobId>(job_id);
+    place::Placement p{node, gpus};
+    if (cluster_.find(id)) {
+        cluster_.extend(id, p, enforce_slots);
+        return;
+    }
+    place::RunningJob job;
+    job.id = id;
+    job.profile = profile_for(profile);
+    job.where = {p};
+    job.since = static_cast<double>(since);
+    cluster_.add(std::move(job), enforce_slots);
+    job_profile_[job_id] = profile;
+}
+
+void Service::release(std::int64_t job_id, int node) {
+    auto id = static_cast<place::JobId>(job_id);
+    const place::RunningJob* job = cluster_.find(id);
+    if (!job) return;
+    place::RunningJob rest = *job;
+    cluster_.remove(id);
+    std::erase_if(rest.where, [&](const place::Placement& p) { return p.node == node; });
+    if (rest.where.empty()) {
+        job_profile_.erase(job_id);
+        return;
+    }
+    cluster_.add(std::move(rest), /*enforce_slots=*/false);
+}
+
+void Service::recover_running_jobs() {
+    for (const PlacementRow& p : store_.open_placements()) {
+        int node = cfg_.topology.node_index(p.node);
+        if (node < 0) continue;  // the node left colocd.yaml; its history stays in the store
+        auto job = store_.job(p.job_id);
+        occupy(p.job_id, job ? job->profile : "", node, p.gpus, /*enforce_slots=*/false, p.created);
+    }
+}
+
+void Service::adopt(const std::string& node_name, const proto::LocalPlacement& local, std::int64_t now) {
+    int node = cfg_.topology.node_index(node_name);
+    if (node < 0) return;
+    for (const PlacementRow& p : store_.placements_of(local.job_id))
+        if (p.node == node_name) return;  // already known
+    JobRow job;
+    job.job_id = local.job_id;
+    job.first_seen = local.since ? local.since : now;
+    job.state = "running";
+    PlacementRow row;
+    row.job_id = local.job_id;
+    row.node = node_name;
+    row.mode = "bind";
+    row.gpus = local.gpus;
+    row.source = "fallback";
+    row.created = job.first_seen;
+    store_.record_placement(job, row, {});
+    occupy(local.job_id, "", node, local.gpus, /*enforce_slots=*/false, job.first_seen);
+    ++counters_.adopted;
+}
+
+json Service::on_place(const proto::Request& req, const proto::Identity& who) {
+    require_reporter(who);
+    const auto r = proto::PlaceRequest::from_json(req.body);
+    const std::int64_t now = now_s();
+    int node = cfg_.topology.node_index(r.node);
+    if (node < 0) throw ProtoError(code::kNotFound, "node '" + r.node + "' is not described in " + cfg_.path);
+    for (const auto& local : r.unreported) adopt(r.node, local, now);
+
+    for (const PlacementRow& p : store_.placements_of(r.job_id))
+        if (p.node == r.node) {
+            ++counters_.reused;
+            proto::PlaceReply reply{p.decision, p.mode, p.gpus, p.predicted_slowdown, true};
+            return reply.to_json();
+        }
+
+    const GpuMode mode = resolve_mode(cfg_, r);
+    const model::JobProfile* profile = profile_for(r.profile);
+    place::JobRequest request;
+    request.id = static_cast<place::JobId>(r.job_id);
+    request.profile = profile;
+    request.nodes = std::max<int>(1, static_cast<int>(r.job_nodes.size()));
+    request.allowed_nodes = {node};
+
+    std::vector<int> gpus;
+    place::Decision decision;
+    const int gpu_count = cfg_.topology.type_of(node).gpus;
+    for (int g : r.slurm_gpus)
+        if (g >= gpu_count)
+            throw ProtoError(code::kBadField, "field 'slurm_gpus': GPU " + std::to_string(g) + " does not exist on " +
+                                                  r.node + " (" + std::to_string(gpu_count) + " GPUs)");
+    if (mode == GpuMode::Bind) {
+        if (r.slots < 1) throw ProtoError(code::kBadField, "field 'slots': bind mode needs the number of GPU slots");
+        request.gpus_per_node = r.slots;
+        decision = policy_.place(cluster_, request, cfg_.explain_candidates);
+        if (!decision.placed) throw ProtoError(code::kNoCapacity, r.node + ": " + decision.reason);
+        gpus = decision.chosen.where.front().gpus;
+    } else if (mode == GpuMode::Narrow) {
+        if (r.slurm_gpus.empty())
+            throw ProtoError(code::kBadField, "field 'slurm_gpus': narrow mode needs the GPUs Slurm gave the step");
+        int want = static_cast<int>(r.slurm_gpus.size());
+        if (profile->known.count("gpus") && profile->gpus < want) want = profile->gpus;
+        request.gpus_per_node = want;
+        request.allowed_gpus = r.slurm_gpus;
+        decision = policy_.place(cluster_, request, cfg_.explain_candidates);
+        if (decision.placed) {
+            gpus = decision.chosen.where.front().gpus;
+        } else {
+            // Slurm owns these GPUs whatever colocd counts; keep its choice, score it as it is.
+            gpus = r.slurm_gpus;
+            decision.chosen = place::score_candidate(cluster_, *model_, request, {{node, gpus}});
+            decision.ranked = {decision.chosen};
+        }
+    } else {
+        gpus = r.slurm_gpus;
+        request.gpus_per_node = static_cast<int>(gpus.size());
+        if (!gpus.empty()) decision.chosen = place::score_candidate(cluster_, *model_, request, {{node, gpus}});
+    }
+
+    JobRow job;
+    job.job_id = r.job_id;
+    job.uid = r.job_uid;
+    job.user = user_name(r.job_uid);
+    job.job_name = r.job_name;
+    job.partition = r.partition;
+    job.profile = r.profile;
+    job.first_seen = now;
+    job.state = "placed";
+
+    PlacementRow row;
+    row.job_id = r.job_id;
+    row.node = r.node;
+    row.mode = to_string(mode);
+    row.gpus = gpus;
+    row.predicted_slowdown = decision.chosen.job_slowdown;
+    row.created = now;
+    json alternatives = json::array();
+    for (const auto& c : decision.ranked) alternatives.push_back(candidate_json(c, cfg_.topology));
+    row.alternatives = alternatives.dump();
+
+    // Who this job will share something with, from now on.
+    std::vector<ColocationRow> opened;
+    std::vector<model::Neighbour> unused;
+    const place::Placement mine{node, gpus};
+    for (place::JobId other : cluster_.jobs_on_node(node)) {
+        if (other == request.id) continue;
+        const place::RunningJob& them = *cluster_.find(other);
+        model::Sharing s = cluster_.intra_node_sharing(mine, *them.on_node(node));
+        opened.push_back({r.job_id, static_cast<std::int64_t>(other), r.node, model::to_string(s), now, std::nullopt});
+    }
+
+    store_.record_placement(job, row, opened);  // committed before anything is acknowledged
+    occupy(r.job_id, r.profile, node, gpus, /*enforce_slots=*/mode == GpuMode::Bind, now);
+    ++counters_.placements;
+    proto::PlaceReply reply{row.decision, row.mode, gpus, row.predicted_slowdown, false};
+    return reply.to_json();
+}
+
+json Service::on_started(const proto::Request& req, const proto::Identity& who) {
+    require_reporter(who);
+    const auto r = proto::StartedReport::from_json(req.body);
+    if (r.decision == 0 && !r.gpus.empty()) adopt(r.node, {r.job_id, r.gpus, r.time ? r.time : now_s()}, now_s());
+    store_.record_started(r.job_id, r.time ? r.time : now_s());
+    return json::object();
+}
+
+json Service::on_ended(const proto::Request& req, const proto::Identity& who) {
+    require_reporter(who);
+    const auto r = proto::EndedReport::from_json(req.body);
+    const std::int64_t when = r.time ? r.time : now_s();
+    int node = cfg_.topology.node_index(r.node);
+    bool still_elsewhere = false;
+    if (const place::RunningJob* job = cluster_.find(static_cast<place::JobId>(r.job_id)))
+        for (const auto& p : job->where)
+            if (p.node != node) still_elsewhere = true;
+    store_.record_ended(r.job_id, r.node, when, r.exit_status, r.elapsed_s, !still_elsewhere);
+    if (node >= 0) release(r.job_id, node);
+    ++counters_.ended;
+    return {{"known", store_.job(r.job_id).has_value()}};
+}
+
+json Service::on_status(const proto::Request&, const proto::Identity&) {
+    const auto& topo = cfg_.topology;
+    int slots = 0, used = 0;
+    for (std::size_t n = 0; n < topo.nodes().size(); ++n) {
+        const auto& t = topo.type_of(static_cast<int>(n));
+        slots += t.gpus * t.slots_per_gpu;
+        used += t.gpus * t.slots_per_gpu - cluster_.free_slots(static_cast<int>(n));
+    }
+    json status = {
+        {"version", "coloc 0.1"},
+        {"config", cfg_.path},
+        {"database", cfg_.database},
+        {"schema_version", store_.schema_version()},
+        {"listen", cfg_.listen},
+        {"model", model_->name()},
+        {"started", started_at_},
+        {"uptime_s", now_s() - started_at_},
+        {"nodes", topo.nodes().size()},
+        {"gpus", topo.total_gpus()},
+        {"slots", slots},
+        {"slots_used", used},
+        {"running_jobs", cluster_.job_count()},
+        {"jobs_in_history", store_.count_jobs()},
+        {"requests", counters_.requests},
+        {"refused", counters_.refused},
+        {"auth_refused", counters_.auth_refused},
+        {"placements", counters_.placements},
+        {"reused", counters_.reused},
+        {"adopted", counters_.adopted},
+        {"ended", counters_.ended},
+    };
+    return {{"status", status}};
+}
+
+json Service::on_nodes(const proto::Request&, const proto::Identity&) {
+    json nodes = json::array();
+    const auto& topo = cfg_.topology;
+    for (std::size_t n = 0; n < topo.nodes().size(); ++n) {
+        const int node = static_cast<int>(n);
+        const auto& t = topo.type_of(node);
+        json gpus = json::array();
+        for (int g = 0; g < t.gpus; ++g) gpus.push_back({{"gpu", g}, {"jobs", cluster_.jobs_on_gpu(node, g)}});
+        std::string mode = to_string(cfg_.default_mode);
+        if (auto it = cfg_.node_modes.find(topo.nodes()[n].name); it != cfg_.node_modes.end()) mode = to_string(it->second);
+        nodes.push_back({{"node", topo.nodes()[n].name},
+                         {"type", t.name},
+                         {"link", topo.nodes()[n].link >= 0 ? topo.link_names()[topo.nodes()[n].link] : ""},
+                         {"gpus", t.gpus},
+                         {"slots_per_gpu", t.slots_per_gpu},
+                         {"free_slots", cluster_.free_slots(node)},
+                         {"jobs", cluster_.jobs_on_node(node).size()},
+                         {"gpu_jobs", gpus}});
+    }
+    return {{"nodes", nodes}};
+}
+
+json Service::job_json(const JobRow& job) {
+    json placements = json::array();
+    for (const PlacementRow& p : store_.placements_of(job.job_id))
+        placements.push_back({{"decision", p.decision}, {"node", p.node}, {"mode", p.mode}, {"gpus", p.gpus},
+                              {"predicted_slowdown", p.predicted_slowdown}, {"source", p.source},
+                              {"created", p.created}, {"ended", p.ended ? json(*p.ended) : json(nullptr)}});
+    auto opt = [](const auto& o) { return o ? json(*o) : json(nullptr); };
+    return {{"job_id", job.job_id}, {"uid", job.uid}, {"user", job.user}, {"job_name", job.job_name},
+            {"partition", job.partition}, {"profile", job.profile}, {"state", job.state},
+            {"submit", job.first_seen}, {"start", opt(job.start)}, {"end", opt(job.end)},
+            {"exit_status", opt(job.exit_status)}, {"elapsed_s", opt(job.elapsed_s)}, {"placements", placements}};
+}
+
+json Service::on_jobs(const proto::Request& req, const proto::Identity& who) {
+    const int limit = static_cast<int>(proto::get_int_or(req.body, "limit", 1000, 1, 100000));
+    const bool all = proto::get_bool_or(req.body, "all", true);
+    const std::int64_t uid = access_.is_admin(who.uid) ? -1 : static_cast<std::int64_t>(who.uid);
+    json jobs = json::array();
+    for (const JobRow& j : store_.jobs(uid, limit)) {
+        if (!all && j.state == "ended") continue;
+        jobs.push_back(job_json(j));
+    }
+    return {{"jobs", jobs}};
+}
+
+json Service::on_history(const proto::Request& req, const proto::Identity& who) {
+    const std::int64_t job_id = proto::get_int_or(req.body, "job_id", 0, 0, proto::kMaxJobId);
+    if (job_id == 0) {
+        const int limit = static_cast<int>(proto::get_int_or(req.body, "limit", 1000, 1, 1000000));
+        const std::int64_t uid = access_.is_admin(who.uid) ? -1 : static_cast<std::int64_t>(who.uid);
+        json jobs = json::array();
+        for (const JobRow& j : store_.jobs(uid, limit)) jobs.push_back(job_json(j));
+        return {{"history", jobs}};
+    }
+    auto job = store_.job(job_id);
+    if (!job || !visible_to(job->uid, who))
+        throw ProtoError(code::kNotFound, "job " + std::to_string(job_id) + " is not in the history");
+    json intervals = json::array();
+    for (const ColocationRow& c : store_.colocations_of(job_id)) {
+        std::int64_t other = c.job_a == job_id ? c.job_b : c.job_a;
+        intervals.push_back({{"job_id", job_id}, {"other", other}, {"node", c.node}, {"sharing", c.sharing},
+                             {"start", c.start}, {"end", c.end ? json(*c.end) : json(nullptr)}});
+    }
+    json entry = job_json(*job);
+    entry["colocations"] = intervals;
+    return {{"history", json::array({entry})}};
+}
+
+json Service::on_explain(const proto::Request& req, const proto::Identity& who) {
+    const std::int64_t job_id = proto::get_int(req.body, "job_id", 1, proto::kMaxJobId);
+    auto job = store_.job(job_id);
+    if (!job || !visible_to(job->uid, who))
+        throw ProtoError(code::kNotFound, "job " + std::to_string(job_id) + " is not in the history");
+    json decisions = json::array();
+    for (const PlacementRow& p : store_.placements_of(job_id)) {
+        json alternatives = json::parse(p.alternatives, nullptr, false);
+        if (alternatives.is_discarded()) alternatives = json::array();
+        decisions.push_back({{"decision", p.decision}, {"node", p.node}, {"mode", p.mode}, {"gpus", p.gpus},
+                             {"predicted_slowdown", p.predicted_slowdown}, {"source", p.source},
+                             {"model", model_->name()}, {"candidates", alternatives}});
+    }
+    return {{"explain", decisions}};
+}
+
+}  // namespace coloc::daemon

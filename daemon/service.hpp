@@ -1,0 +1,85 @@
+// colocd's state and request handlers: the cluster as colocd knows it, the placement engine,
+// the history store, and one handler per op, dispatched from a single table.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "daemon/access.hpp"
+#include "daemon/config.hpp"
+#include "daemon/store.hpp"
+#include "model/model.hpp"
+#include "place/cluster_state.hpp"
+#include "place/coloc_policy.hpp"
+#include "proto/auth.hpp"
+#include "proto/envelope.hpp"
+#include "proto/messages.hpp"
+
+namespace coloc::daemon {
+
+struct Counters {
+    std::int64_t requests = 0;
+    std::int64_t refused = 0;       // any error reply
+    std::int64_t auth_refused = 0;  // credential problems
+    std::int64_t placements = 0;    // new decisions
+    std::int64_t reused = 0;        // later steps answered from an earlier decision
+    std::int64_t adopted = 0;       // fallback placements the plugin reported afterwards
+    std::int64_t ended = 0;
+};
+
+class Service {
+public:
+    explicit Service(Config config);
+    ~Service();
+
+    // Handles one request's bytes and returns the reply's bytes. Never throws.
+    std::string handle(std::string_view bytes);
+
+    const Config& config() const { return cfg_; }
+    const place::ClusterState& cluster() const { return cluster_; }
+    const Counters& counters() const { return counters_; }
+
+private:
+    using Handler = proto::json (Service::*)(const proto::Request&, const proto::Identity&);
+    struct Route {
+        const char* op;
+        Handler handler;
+    };
+    static const Route kRoutes[];
+
+    proto::json on_place(const proto::Request&, const proto::Identity&);
+    proto::json on_started(const proto::Request&, const proto::Identity&);
+    proto::json on_ended(const proto::Request&, const proto::Identity&);
+    proto::json on_status(const proto::Request&, const proto::Identity&);
+    proto::json on_nodes(const proto::Request&, const proto::Identity&);
+    proto::json on_jobs(const proto::Request&, const proto::Identity&);
+    proto::json on_history(const proto::Request&, const proto::Identity&);
+    proto::json on_explain(const proto::Request&, const proto::Identity&);
+
+    void require_reporter(const proto::Identity& who) const;
+    void recover_running_jobs();
+    const model::JobProfile* profile_for(const std::string& name) const;
+    void adopt(const std::string& node, const proto::LocalPlacement& local, std::int64_t now);
+    void occupy(std::int64_t job_id, const std::string& profile, int node, const std::vector<int>& gpus,
+                bool enforce_slots, std::int64_t since);
+    void release(std::int64_t job_id, int node);
+    bool visible_to(std::int64_t job_uid, const proto::Identity& who) const;
+    proto::json job_json(const JobRow& job);
+
+    Config cfg_;
+    Access access_;
+    Store store_;
+    std::unique_ptr<model::InterferenceModel> model_;
+    place::ColocPolicy policy_;
+    place::ClusterState cluster_;
+    std::map<std::string, model::JobProfile> profiles_;
+    model::JobProfile default_profile_;
+    std::map<std::int64_t, std::string> job_profile_;  // running job -> profile name
+    Counters counters_;
+    std::int64_t started_at_ = 0;
+};
+
+}  // namespace coloc::daemon

@@ -1,0 +1,120 @@
+#include "daemon/sqlite.hpp"
+
+#include <utility>
+
+namespace coloc::daemon {
+
+Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
+    int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+    if (rc != SQLITE_OK)
+        throw StoreError("cannot prepare '" + std::string(sql.substr(0, 60)) + "': " + sqlite3_errmsg(db));
+}
+
+Statement::~Statement() {
+    if (stmt_) sqlite3_finalize(stmt_);
+}
+
+Statement::Statement(Statement&& o) noexcept : stmt_(std::exchange(o.stmt_, nullptr)), db_(o.db_) {}
+
+Statement& Statement::operator=(Statement&& o) noexcept {
+    if (this != &o) {
+        if (stmt_) sqlite3_finalize(stmt_);
+        stmt_ = std::exchange(o.stmt_, nullptr);
+        db_ = o.db_;
+    }
+    return *this;
+}
+
+void Statement::check(int rc, const char* what) const {
+    if (rc != SQLITE_OK)
+        throw StoreError(std::string(what) + " failed for '" + std::string(sqlite3_sql(stmt_)).substr(0, 60) +
+                         "': " + sqlite3_errmsg(db_));
+}
+
+Statement& Statement::reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    return *this;
+}
+
+Statement& Statement::bind(int i, std::int64_t v) {
+    check(sqlite3_bind_int64(stmt_, i, v), "bind");
+    return *this;
+}
+
+Statement& Statement::bind(int i, double v) {
+    check(sqlite3_bind_double(stmt_, i, v), "bind");
+    return *this;
+}
+
+Statement& Statement::bind(int i, const std::string& v) {
+    check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT), "bind");
+    return *this;
+}
+
+Statement& Statement::bind_null(int i) {
+    check(sqlite3_bind_null(stmt_, i), "bind");
+    return *this;
+}
+
+bool Statement::step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    std::string why = sqlite3_errmsg(db_);
+    sqlite3_reset(stmt_);
+    throw StoreError("'" + std::string(sqlite3_sql(stmt_)).substr(0, 60) + "' failed: " + why);
+}
+
+void Statement::run() {
+    while (step()) {
+    }
+}
+
+std::string Statement::text(int col) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
+}
+
+Database::Database(const std::string& path) {
+    int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) {
+        std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+        if (db_) sqlite3_close(db_);
+        throw StoreError("cannot open database " + path + ": " + why);
+    }
+    sqlite3_busy_timeout(db_, 2000);
+}
+
+Database::~Database() {
+    if (db_) sqlite3_close_v2(db_);
+}
+
+void Database::exec(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string why = err ? err : "unknown error";
+        sqlite3_free(err);
+        throw StoreError("'" + sql.substr(0, 60) + "' failed: " + why);
+    }
+}
+
+Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+
+Transaction::~Transaction() {
+    if (!done_) {
+        try {
+            db_.exec("ROLLBACK");
+        } catch (...) {
+            // The transaction may already be gone (e.g. SQLite rolled it back on an I/O error).
+        }
+    }
+}
+
+void Transaction::commit() {
+    db_.exec("COMMIT");
+    done_ = true;
+}
+
+}  // namespace coloc::daemon

@@ -1,0 +1,77 @@
+// Thin RAII over SQLite: a connection, prepared statements with typed binds, transactions.
+// Every failure throws StoreError naming the statement and SQLite's reason.
+#pragma once
+
+#include <cstdint>
+#include <sqlite3.h>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace coloc::daemon {
+
+class StoreError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class Statement {
+public:
+    Statement() = default;
+    Statement(sqlite3* db, std::string_view sql);
+    ~Statement();
+    Statement(Statement&& o) noexcept;
+    Statement& operator=(Statement&& o) noexcept;
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+
+    // Resets and clears bindings; returns *this for chaining binds.
+    Statement& reset();
+    Statement& bind(int i, std::int64_t v);
+    Statement& bind(int i, int v) { return bind(i, static_cast<std::int64_t>(v)); }
+    Statement& bind(int i, double v);
+    Statement& bind(int i, const std::string& v);
+    Statement& bind_null(int i);
+
+    bool step();  // true while a row is available
+    void run();   // steps to completion
+
+    std::int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
+    double real(int col) const { return sqlite3_column_double(stmt_, col); }
+    std::string text(int col) const;
+    bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+
+private:
+    void check(int rc, const char* what) const;
+    sqlite3_stmt* stmt_ = nullptr;
+    sqlite3* db_ = nullptr;
+};
+
+class Database {
+public:
+    explicit Database(const std::string& path);
+    ~Database();
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+
+    sqlite3* handle() const { return db_; }
+    void exec(const std::string& sql);
+    std::int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+
+private:
+    sqlite3* db_ = nullptr;
+};
+
+// BEGIN IMMEDIATE on construction; rolls back unless commit() was called.
+class Transaction {
+public:
+    explicit Transaction(Database& db);
+    ~Transaction();
+    void commit();
+
+private:
+    Database& db_;
+    bool done_ = false;
+};
+
+}  // namespace coloc::daemon

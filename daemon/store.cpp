@@ -1,0 +1,304 @@
+#include "daemon/store.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace coloc::daemon {
+
+const std::vector<std::string>& migrations() {
+    static const std::vector<std::string> list = {
+        // 0 -> 1: jobs, decisions, who shared what with whom.
+        R"sql(
+CREATE TABLE jobs (
+    job_id      INTEGER PRIMARY KEY,
+    uid         INTEGER NOT NULL,
+    user        TEXT NOT NULL DEFAULT '',
+    job_name    TEXT NOT NULL DEFAULT '',
+    partition   TEXT NOT NULL DEFAULT '',
+    profile     TEXT NOT NULL DEFAULT '',
+    first_seen  INTEGER NOT NULL,
+    start       INTEGER,
+    end         INTEGER,
+    exit_status INTEGER,
+    elapsed_s   REAL,
+    state       TEXT NOT NULL
+);
+CREATE TABLE placements (
+    decision           INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id             INTEGER NOT NULL REFERENCES jobs(job_id),
+    node               TEXT NOT NULL,
+    mode               TEXT NOT NULL,
+    gpus               TEXT NOT NULL,
+    predicted_slowdown REAL NOT NULL,
+    source             TEXT NOT NULL,
+    created            INTEGER NOT NULL,
+    ended              INTEGER,
+    alternatives       TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (job_id, node)
+);
+CREATE TABLE colocations (
+    id      INTEGER PRIMARY KEY,
+    job_a   INTEGER NOT NULL,
+    job_b   INTEGER NOT NULL,
+    node    TEXT NOT NULL,
+    sharing TEXT NOT NULL,
+    start   INTEGER NOT NULL,
+    end     INTEGER
+);
+CREATE INDEX colocations_a ON colocations(job_a);
+CREATE INDEX colocations_b ON colocations(job_b);
+)sql",
+        // 1 -> 2: what the model learns from, and what it learned.
+        R"sql(
+CREATE TABLE observations (
+    id          INTEGER PRIMARY KEY,
+    job_id      INTEGER NOT NULL,
+    time        INTEGER NOT NULL,
+    iter_time_s REAL NOT NULL,
+    neighbours  TEXT NOT NULL
+);
+CREATE TABLE model_params (
+    name    TEXT PRIMARY KEY,
+    params  TEXT NOT NULL,
+    updated INTEGER NOT NULL
+);
+CREATE INDEX placements_open ON placements(ended) WHERE ended IS NULL;
+)sql",
+    };
+    return list;
+}
+
+// Named statements, prepared once per connection.
+namespace sql {
+constexpr const char* kUpsertJob = R"(
+INSERT INTO jobs (job_id, uid, user, job_name, partition, profile, first_seen, state)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+ON CONFLICT (job_id) DO UPDATE SET state = CASE WHEN jobs.state = 'ended' THEN jobs.state ELSE excluded.state END)";
+constexpr const char* kInsertPlacement = R"(
+INSERT INTO placements (job_id, node, mode, gpus, predicted_slowdown, source, created, alternatives)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))";
+constexpr const char* kInsertColocation = R"(
+INSERT INTO colocations (job_a, job_b, node, sharing, start) VALUES (?1, ?2, ?3, ?4, ?5))";
+constexpr const char* kMarkStarted = R"(
+UPDATE jobs SET start = COALESCE(start, ?2), state = CASE WHEN state = 'placed' THEN 'running' ELSE state END
+WHERE job_id = ?1)";
+constexpr const char* kClosePlacement = R"(
+UPDATE placements SET ended = ?3 WHERE job_id = ?1 AND node = ?2 AND ended IS NULL)";
+constexpr const char* kCloseColocations = R"(
+UPDATE colocations SET end = ?3 WHERE (job_a = ?1 OR job_b = ?1) AND node = ?2 AND end IS NULL)";
+constexpr const char* kEndJob = R"(
+UPDATE jobs SET end = ?2, exit_status = ?3, elapsed_s = ?4, state = 'ended' WHERE job_id = ?1)";
+constexpr const char* kJobColumns =
+    "job_id, uid, user, job_name, partition, profile, first_seen, start, end, exit_status, elapsed_s, state";
+constexpr const char* kPlacementColumns =
+    "decision, job_id, node, mode, gpus, predicted_slowdown, source, created, ended, alternatives";
+}  // namespace sql
+
+struct Store::Statements {
+    Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement,
+        close_colocations, end_job, job, jobs_all, jobs_of_uid, placements_of, open_placements,
+        colocations_of, count_jobs, save_params, load_params;
+
+    explicit Statements(sqlite3* db)
+        : upsert_job(db, sql::kUpsertJob),
+          insert_placement(db, sql::kInsertPlacement),
+          insert_colocation(db, sql::kInsertColocation),
+          mark_started(db, sql::kMarkStarted),
+          close_placement(db, sql::kClosePlacement),
+          close_colocations(db, sql::kCloseColocations),
+          end_job(db, sql::kEndJob),
+          job(db, std::string("SELECT ") + sql::kJobColumns + " FROM jobs WHERE job_id = ?1"),
+          jobs_all(db, std::string("SELECT ") + sql::kJobColumns + " FROM jobs ORDER BY job_id DESC LIMIT ?1"),
+          jobs_of_uid(db, std::string("SELECT ") + sql::kJobColumns +
+                              " FROM jobs WHERE uid = ?2 ORDER BY job_id DESC LIMIT ?1"),
+          placements_of(db, std::string("SELECT ") + sql::kPlacementColumns +
+                                " FROM placements WHERE job_id = ?1 ORDER BY decision"),
+          open_placements(db, std::string("SELECT ") + sql::kPlacementColumns +
+                                  " FROM placements WHERE ended IS NULL ORDER BY decision"),
+          colocations_of(db, "SELECT job_a, job_b, node, sharing, start, end FROM colocations "
+                             "WHERE job_a = ?1 OR job_b = ?1 ORDER BY id"),
+          count_jobs(db, "SELECT count(*) FROM jobs"),
+          save_params(db, "INSERT INTO model_params (name, params, updated) VALUES (?1, ?2, ?3) "
+                          "ON CONFLICT (name) DO UPDATE SET params = excluded.params, updated = excluded.updated"),
+          load_params(db, "SELECT params FROM model_params WHERE name = ?1") {}
+};
+
+namespace {
+
+std::string gpus_text(const std::vector<int>& gpus) { return nlohmann::json(gpus).dump(); }
+
+std::vector<int> gpus_from(const std::string& text) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    std::vector<int> out;
+    if (j.is_array())
+        for (const auto& e : j)
+            if (e.is_number_integer()) out.push_back(e.get<int>());
+    return out;
+}
+
+JobRow read_job(const Statement& s) {
+    JobRow r;
+    r.job_id = s.int64(0);
+    r.uid = s.int64(1);
+    r.user = s.text(2);
+    r.job_name = s.text(3);
+    r.partition = s.text(4);
+    r.profile = s.text(5);
+    r.first_seen = s.int64(6);
+    if (!s.is_null(7)) r.start = s.int64(7);
+    if (!s.is_null(8)) r.end = s.int64(8);
+    if (!s.is_null(9)) r.exit_status = static_cast<int>(s.int64(9));
+    if (!s.is_null(10)) r.elapsed_s = s.real(10);
+    r.state = s.text(11);
+    return r;
+}
+
+PlacementRow read_placement(const Statement& s) {
+    PlacementRow p;
+    p.decision = s.int64(0);
+    p.job_id = s.int64(1);
+    p.node = s.text(2);
+    p.mode = s.text(3);
+    p.gpus = gpus_from(s.text(4));
+    p.predicted_slowdown = s.real(5);
+    p.source = s.text(6);
+    p.created = s.int64(7);
+    if (!s.is_null(8)) p.ended = s.int64(8);
+    p.alternatives = s.text(9);
+    return p;
+}
+
+}  // namespace
+
+Store::Store(const std::string& path, bool synchronous_full) : db_(std::make_unique<Database>(path)) {
+    db_->exec("PRAGMA journal_mode=WAL");
+    // WAL with NORMAL survives a killed daemon; FULL also survives losing the host's power.
+    db_->exec(synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+    db_->exec("PRAGMA foreign_keys=ON");
+    migrate();
+    st_ = std::make_unique<Statements>(db_->handle());
+}
+
+Store::~Store() = default;
+
+int Store::schema_version() {
+    Statement s(db_->handle(), "PRAGMA user_version");
+    s.step();
+    return static_cast<int>(s.int64(0));
+}
+
+void Store::migrate() {
+    int version = schema_version();
+    const auto& steps = migrations();
+    if (version > static_cast<int>(steps.size()))
+        throw StoreError("database schema version " + std::to_string(version) + " is newer than this colocd (" +
+                         std::to_string(steps.size()) + "); refusing to touch it");
+    for (int v = version; v < static_cast<int>(steps.size()); ++v) {
+        Transaction tx(*db_);
+        db_->exec(steps[static_cast<std::size_t>(v)]);
+        db_->exec("PRAGMA user_version = " + std::to_string(v + 1));
+        tx.commit();
+    }
+}
+
+void Store::record_placement(const JobRow& job, PlacementRow& placement, const std::vector<ColocationRow>& opened) {
+    Transaction tx(*db_);
+    st_->upsert_job.reset()
+        .bind(1, job.job_id).bind(2, job.uid).bind(3, job.user).bind(4, job.job_name)
+        .bind(5, job.partition).bind(6, job.profile).bind(7, job.first_seen).bind(8, job.state)
+        .run();
+    st_->insert_placement.reset()
+        .bind(1, placement.job_id).bind(2, placement.node).bind(3, placement.mode)
+        .bind(4, gpus_text(placement.gpus)).bind(5, placement.predicted_slowdown).bind(6, placement.source)
+        .bind(7, placement.created).bind(8, placement.alternatives)
+        .run();
+    placement.decision = db_->last_insert_rowid();
+    for (const auto& c : opened)
+        st_->insert_colocation.reset()
+            .bind(1, c.job_a).bind(2, c.job_b).bind(3, c.node).bind(4, c.sharing).bind(5, c.start)
+            .run();
+    tx.commit();
+}
+
+void Store::record_started(std::int64_t job_id, std::int64_t time) {
+    Transaction tx(*db_);
+    st_->mark_started.reset().bind(1, job_id).bind(2, time).run();
+    tx.commit();
+}
+
+void Store::record_ended(std::int64_t job_id, const std::string& node, std::int64_t time, int exit_status,
+                         double elapsed_s, bool job_done) {
+    Transaction tx(*db_);
+    st_->close_placement.reset().bind(1, job_id).bind(2, node).bind(3, time).run();
+    st_->close_colocations.reset().bind(1, job_id).bind(2, node).bind(3, time).run();
+    if (job_done) st_->end_job.reset().bind(1, job_id).bind(2, time).bind(3, exit_status).bind(4, elapsed_s).run();
+    tx.commit();
+}
+
+std::optional<JobRow> Store::job(std::int64_t job_id) {
+    auto& s = st_->job.reset().bind(1, job_id);
+    std::optional<JobRow> out;
+    if (s.step()) out = read_job(s);
+    s.reset();
+    return out;
+}
+
+std::vector<JobRow> Store::jobs(std::int64_t uid, int limit) {
+    auto& s = uid < 0 ? st_->jobs_all.reset().bind(1, limit) : st_->jobs_of_uid.reset().bind(1, limit).bind(2, uid);
+    std::vector<JobRow> out;
+    while (s.step()) out.push_back(read_job(s));
+    return out;
+}
+
+std::vector<PlacementRow> Store::placements_of(std::int64_t job_id) {
+    auto& s = st_->placements_of.reset().bind(1, job_id);
+    std::vector<PlacementRow> out;
+    while (s.step()) out.push_back(read_placement(s));
+    return out;
+}
+
+std::vector<PlacementRow> Store::open_placements() {
+    auto& s = st_->open_placements.reset();
+    std::vector<PlacementRow> out;
+    while (s.step()) out.push_back(read_placement(s));
+    return out;
+}
+
+std::vector<ColocationRow> Store::colocations_of(std::int64_t job_id) {
+    auto& s = st_->colocations_of.reset().bind(1, job_id);
+    std::vector<ColocationRow> out;
+    while (s.step()) {
+        ColocationRow c;
+        c.job_a = s.int64(0);
+        c.job_b = s.int64(1);
+        c.node = s.text(2);
+        c.sharing = s.text(3);
+        c.start = s.int64(4);
+        if (!s.is_null(5)) c.end = s.int64(5);
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+std::int64_t Store::count_jobs() {
+    auto& s = st_->count_jobs.reset();
+    s.step();
+    std::int64_t n = s.int64(0);
+    s.reset();
+    return n;
+}
+
+void Store::save_model_params(const std::string& name, const std::string& json, std::int64_t time) {
+    Transaction tx(*db_);
+    st_->save_params.reset().bind(1, name).bind(2, json).bind(3, time).run();
+    tx.commit();
+}
+
+std::optional<std::string> Store::load_model_params(const std::string& name) {
+    auto& s = st_->load_params.reset().bind(1, name);
+    std::optional<std::string> out;
+    if (s.step()) out = s.text(0);
+    s.reset();
+    return out;
+}
+
+}  // namespace coloc::daemon

@@ -1,0 +1,45 @@
+// The interface the placement engine calls: predicted slowdown of a job given its neighbours.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+
+#include "model/profile.hpp"
+
+namespace coloc::model {
+
+// The tightest resource a neighbour shares with the job, from tightest to loosest.
+// Gpu: the same physical GPU (time-slicing / MPS). Island: same NVLink island. Switch: same
+// PCIe switch. Node: same host (CPU, host memory, PCIe root). Link: a network link (NIC or
+// leaf uplink) used by both jobs' inter-node traffic.
+enum class Sharing { Gpu = 0, Island = 1, Switch = 2, Node = 3, Link = 4 };
+
+const char* to_string(Sharing where);
+std::optional<Sharing> sharing_from_string(const std::string& text);
+
+// How the engine lists neighbours: each co-located job once, at the tightest intra-node level it
+// shares with `job` (Gpu, Island, Switch or Node; a job on the same GPU is not listed again at
+// Node), and additionally once more with `Link` when both jobs send inter-node traffic over a
+// shared link (NIC or leaf uplink). A neighbour on another node appears only as `Link`.
+// Levels are nested: Island implies Switch implies Node for the costs the model charges.
+struct Neighbour {
+    const JobProfile* profile = nullptr;
+    Sharing where = Sharing::Node;
+    // Offset of the neighbour's communication bursts relative to the job's, in seconds, when
+    // known; unknown means the model assumes what jobs fall into (in step when periods match).
+    std::optional<double> phase_offset_s;
+};
+
+class InterferenceModel {
+public:
+    virtual ~InterferenceModel() = default;
+    // Predicted slowdown of `job` (time relative to solo, >= 1) given its neighbours.
+    virtual double slowdown(const JobProfile& job, std::span<const Neighbour> neighbours) const = 0;
+    virtual std::string name() const = 0;
+};
+
+// Speed relative to solo, the figure users compare with their measurements.
+inline double speed(double slowdown) { return 1.0 / slowdown; }
+
+}  // namespace coloc::model

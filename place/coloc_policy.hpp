@@ -1,0 +1,49 @@
+// The coloc engine: every feasible GPU set on every candidate node is scored by the model's
+// predicted loss of throughput (the new job's and its neighbours'), and the least wins.
+//
+// Candidate nodes come from ClusterState's capacity indexes, never from a scan of the cluster:
+// nodes that run no job score alike for a single-node job, so one per node type stands for all
+// of them; nodes that run jobs are all scored while there are at most `max_nodes_scored` of them,
+// else that many, the most open first (from a start that rotates with the job id, so that equal
+// nodes share the load). A node's running jobs are read once per node, not once per GPU set, and
+// GPU sets that give every neighbour the same kind of sharing are scored once.
+#pragma once
+
+#include <limits>
+
+#include "place/policy.hpp"
+
+namespace coloc::place {
+
+struct ColocOptions {
+    // Occupied nodes scored per decision; 0 = all (exact on any cluster, slow on large ones).
+    int max_nodes_scored = 64;
+    // Admission: refuse to place (the job waits) when the best candidate's predicted loss per GPU
+    // of the job exceeds this. 1.0 = co-locate only when the pair is predicted to get more done
+    // than the two jobs one after the other. Infinity = never refuse (what colocd does: Slurm has
+    // already started the job when colocd is asked).
+    double max_loss_per_gpu = std::numeric_limits<double>::infinity();
+};
+
+class ColocPolicy final : public Policy {
+public:
+    explicit ColocPolicy(const model::InterferenceModel& model, ColocOptions options = {})
+        : model_(&model), options_(options) {}
+    std::string name() const override { return "coloc"; }
+    Decision place(const ClusterState& state, const JobRequest& request, int keep = 1) const override;
+    const ColocOptions& options() const { return options_; }
+
+private:
+    const model::InterferenceModel* model_;
+    ColocOptions options_;
+};
+
+// Better candidate first: lower loss, then lower node index, then lower GPU indices, so that
+// equal scores always resolve the same way.
+bool better(const Candidate& a, const Candidate& b);
+
+// Every k-subset of `gpus` (in order); empty when there are more than `limit` of them, and the
+// caller then builds a set greedily instead.
+std::vector<std::vector<int>> gpu_subsets(const std::vector<int>& gpus, int k, std::size_t limit);
+
+}  // namespace coloc::place

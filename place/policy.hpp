@@ -1,0 +1,65 @@
+// A placement policy answers "where should this job go" against the cluster as it is.
+// colocd, the replay and the benchmarks all place through this interface; the `coloc` policy
+// is the engine that scores candidates with the interference model.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model.hpp"
+#include "place/cluster_state.hpp"
+
+namespace coloc::place {
+
+struct JobRequest {
+    JobId id = 0;
+    const model::JobProfile* profile = nullptr;  // never null
+    int gpus_per_node = 1;                       // one slot on each of that many GPUs
+    int nodes = 1;
+    std::vector<int> allowed_nodes;  // empty = any node (Slurm already chose when not empty)
+    std::vector<int> allowed_gpus;   // narrow mode: the GPUs the step holds; empty = any
+};
+
+// The effect of one candidate placement, as the model predicts it.
+struct NeighbourEffect {
+    JobId id = 0;
+    double before = 1.0;  // predicted slowdown now
+    double after = 1.0;   // predicted slowdown with the new job in place
+};
+
+struct Candidate {
+    std::vector<Placement> where;
+    double job_slowdown = 1.0;  // the new job's predicted slowdown there
+    double harm = 0.0;          // throughput the neighbours lose (GPU-weighted)
+    double loss = 0.0;          // total predicted loss of throughput: the score, lower wins
+    std::vector<NeighbourEffect> effects;
+};
+
+struct Decision {
+    bool placed = false;
+    std::string reason;            // why not, when not placed
+    Candidate chosen;
+    std::vector<Candidate> ranked; // best first, at most the requested number, chosen included
+};
+
+class Policy {
+public:
+    virtual ~Policy() = default;
+    virtual std::string name() const = 0;
+    // `keep` = how many ranked candidates to return (for explain); 1 is enough to place.
+    virtual Decision place(const ClusterState& state, const JobRequest& request, int keep = 1) const = 0;
+};
+
+// Scores one candidate with `model`: the job's own predicted slowdown and the harm it adds to
+// each neighbour (slowdown before and after), as GPU-weighted lost throughput.
+Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model,
+                          const JobRequest& request, std::vector<Placement> where);
+
+// The GPUs on `node` the request may take one slot of (free slot, allowed).
+std::vector<int> eligible_gpus(const ClusterState& state, const JobRequest& request, int node);
+
+// Candidate nodes in index order: the allowed ones, else all, with enough eligible GPUs.
+std::vector<int> candidate_nodes(const ClusterState& state, const JobRequest& request);
+
+}  // namespace coloc::place

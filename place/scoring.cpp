@@ -1,0 +1,87 @@
+#include "place/policy.hpp"
+
+#include <algorithm>
+
+namespace coloc::place {
+
+namespace {
+
+double lost_throughput(double slowdown, int gpus) { return gpus * (1.0 - 1.0 / slowdown); }
+
+}  // namespace
+
+std::vector<int> eligible_gpus(const ClusterState& state, const JobRequest& request, int node) {
+    std::vector<int> out;
+    const int gpus = state.topology().type_of(node).gpus;
+    for (int g = 0; g < gpus; ++g) {
+        if (state.free_slots(node, g) < 1) continue;
+        if (!request.allowed_gpus.empty() &&
+            std::find(request.allowed_gpus.begin(), request.allowed_gpus.end(), g) == request.allowed_gpus.end())
+            continue;
+        out.push_back(g);
+    }
+    return out;
+}
+
+std::vector<int> candidate_nodes(const ClusterState& state, const JobRequest& request) {
+    std::vector<int> out;
+    auto consider = [&](int n) {
+        if (n >= 0 && n < static_cast<int>(state.topology().nodes().size()) &&
+            state.free_slots(n) >= request.gpus_per_node &&
+            static_cast<int>(eligible_gpus(state, request, n).size()) >= request.gpus_per_node)
+            out.push_back(n);
+    };
+    if (!request.allowed_nodes.empty()) {
+        for (int n : request.allowed_nodes) consider(n);
+    } else {
+        for (int n = 0; n < static_cast<int>(state.topology().nodes().size()); ++n) consider(n);
+    }
+    return out;
+}
+
+Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model,
+                          const JobRequest& request, std::vector<Placement> where) {
+    thread_local std::vector<model::Neighbour> mine, theirs;
+    Candidate c;
+    c.where = std::move(where);
+    const bool multi = c.where.size() > 1 || request.nodes > 1;
+
+    mine.clear();
+    state.neighbours_at(c.where, multi, request.id, mine);
+    c.job_slowdown = model.slowdown(*request.profile, mine);
+    int my_gpus = 0;
+    for (const auto& p : c.where) my_gpus += static_cast<int>(p.gpus.size());
+    c.loss = lost_throughput(c.job_slowdown, my_gpus);
+
+    // Each job that would share something with the new one, once: those on its nodes and,
+    // for a multi-node job, the multi-node jobs on its links.
+    thread_local std::vector<JobId> seen;
+    seen.clear();
+    auto note = [&](JobId other) {
+        if (other != request.id && std::find(seen.begin(), seen.end(), other) == seen.end()) seen.push_back(other);
+    };
+    for (const Placement& p : c.where) {
+        for (JobId other : state.jobs_on_node(p.node)) note(other);
+        int link = state.topology().nodes()[p.node].link;
+        if (multi && link >= 0)
+            for (JobId other : state.multi_node_jobs_on_link(link)) note(other);
+    }
+
+    for (JobId other : seen) {
+        const RunningJob& them = *state.find(other);
+        theirs.clear();
+        state.neighbours_of(them, theirs);
+        NeighbourEffect e{other, model.slowdown(*them.profile, theirs), 1.0};
+        for (const Placement& p : c.where)
+            if (const Placement* tp = them.on_node(p.node))
+                theirs.push_back({request.profile, state.intra_node_sharing(*tp, p), std::nullopt});
+        if (multi && them.multi_node()) theirs.push_back({request.profile, model::Sharing::Link, std::nullopt});
+        e.after = model.slowdown(*them.profile, theirs);
+        c.harm += lost_throughput(e.after, them.gpu_count()) - lost_throughput(e.before, them.gpu_count());
+        c.effects.push_back(e);
+    }
+    c.loss += c.harm;
+    return c;
+}
+
+}  // namespace coloc::place

@@ -1,0 +1,84 @@
+#include "proto/envelope.hpp"
+
+#include "proto/auth.hpp"
+#include "proto/errors.hpp"
+#include "proto/fields.hpp"
+
+namespace coloc::proto {
+
+namespace {
+
+json parse_object(std::string_view bytes, const char* what) {
+    if (bytes.size() > kMaxMessage)
+        throw ProtoError(code::kTooLarge, std::string(what) + " of " + std::to_string(bytes.size()) +
+                                              " bytes exceeds the limit of " + std::to_string(kMaxMessage));
+    json obj = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+    if (obj.is_discarded())
+        throw ProtoError(code::kBadJson, std::string(what) + " is not valid JSON");
+    if (!obj.is_object()) throw ProtoError(code::kBadJson, std::string(what) + " is not a JSON object");
+    return obj;
+}
+
+void check_version(const json& obj) {
+    auto it = obj.find("v");
+    if (it == obj.end()) throw ProtoError(code::kBadVersion, "field 'v': missing protocol version");
+    if (!it->is_number_integer() || it->get<std::int64_t>() != kVersion)
+        throw ProtoError(code::kBadVersion, "field 'v': protocol version " + it->dump() +
+                                                " is not supported (this side speaks " +
+                                                std::to_string(kVersion) + ")");
+}
+
+}  // namespace
+
+std::string seal_request(json body, const std::string& munge_socket) {
+    body["v"] = kVersion;
+    body.erase("cred");
+    std::string canonical = body.dump();
+    body["cred"] = make_credential(canonical, munge_socket);
+    return body.dump();
+}
+
+Request open_request(std::string_view bytes) {
+    json obj = parse_object(bytes, "request");
+    check_version(obj);
+    Request req;
+    req.op = get_string(obj, "op", 64);
+    auto cred = obj.find("cred");
+    if (cred != obj.end()) {
+        if (!cred->is_string()) throw ProtoError(code::kAuthInvalid, "field 'cred': expected a munge credential string");
+        req.cred = cred->get<std::string>();
+        obj.erase(cred);
+    }
+    req.canonical = obj.dump();
+    req.body = std::move(obj);
+    return req;
+}
+
+std::string ok_reply(json fields) {
+    fields["v"] = kVersion;
+    fields["ok"] = true;
+    return fields.dump();
+}
+
+std::string error_reply(const std::string& code, const std::string& message) {
+    json r = {{"v", kVersion}, {"ok", false}, {"error", {{"code", code}, {"message", message}}}};
+    return r.dump();
+}
+
+json open_reply(std::string_view bytes) {
+    json obj = parse_object(bytes, "reply");
+    check_version(obj);
+    auto ok = obj.find("ok");
+    if (ok == obj.end() || !ok->is_boolean()) throw ProtoError(code::kBadJson, "reply has no 'ok' flag");
+    if (!ok->get<bool>()) {
+        const json& err = obj.value("error", json::object());
+        std::string c = err.is_object() && err.contains("code") && err["code"].is_string()
+                            ? err["code"].get<std::string>() : std::string(code::kInternal);
+        std::string m = err.is_object() && err.contains("message") && err["message"].is_string()
+                            ? err["message"].get<std::string>() : std::string("error without a message");
+        throw ProtoError(c, m);
+    }
+    return obj;
+}
+
+}  // namespace coloc::proto

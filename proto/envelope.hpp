@@ -1,0 +1,37 @@
+// The envelope every message travels in: `{"v":1,"op":...,"cred":...}` for requests,
+// `{"v":1,"ok":true,...}` or `{"v":1,"ok":false,"error":{"code","message"}}` for replies.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace coloc::proto {
+
+using json = nlohmann::json;
+
+inline constexpr int kVersion = 1;
+inline constexpr std::size_t kMaxMessage = 64 * 1024;
+
+struct Request {
+    std::string op;
+    std::string cred;       // empty when absent
+    std::string canonical;  // the body without "cred", as the credential's digest covers it
+    json body;              // the whole body without "cred"
+};
+
+// Client side: adds "v", a credential over the canonical body, and returns the wire bytes.
+std::string seal_request(json body, const std::string& munge_socket);
+
+// Server side: size, JSON, version and op checks; throws ProtoError. The credential is
+// extracted but not verified (verify_credential does that).
+Request open_request(std::string_view bytes);
+
+std::string ok_reply(json fields = json::object());
+std::string error_reply(const std::string& code, const std::string& message);
+
+// Client side: returns the reply object; throws ProtoError with the server's code when it
+// says ok:false, and bad_json / bad_version when the reply is not one of ours.
+json open_reply(std::string_view bytes);
+
+}  // namespace coloc::proto

@@ -1,0 +1,85 @@
+// The launch-path messages the plugin sends and colocd answers. Each decoder validates every
+// field and throws ProtoError(bad_field) naming the first bad one.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace coloc::proto {
+
+using json = nlohmann::json;
+
+namespace op {
+inline constexpr const char* kPlace = "place";
+inline constexpr const char* kStarted = "started";
+inline constexpr const char* kEnded = "ended";
+}  // namespace op
+
+inline constexpr std::int64_t kMaxJobId = 0xFFFFFFFFLL;
+inline constexpr int kMaxGpuIndex = 1023;
+
+// A fallback placement the plugin made on its own while colocd could not answer.
+struct LocalPlacement {
+    std::int64_t job_id = 0;
+    std::vector<int> gpus;
+    std::int64_t since = 0;  // epoch seconds
+};
+
+struct PlaceRequest {
+    std::int64_t job_id = 0;
+    std::int64_t job_uid = -1;
+    std::string node;                    // the node this plugin runs on (SLURMD_NODENAME)
+    std::string partition;
+    std::string job_name;
+    std::string profile;                 // --coloc-profile, empty = none given
+    std::string mode = "auto";           // auto | bind | narrow | observe
+    int slots = 0;                       // bind: GPUs (one slot each) the job asked for here
+    std::vector<int> slurm_gpus;         // narrow: GPUs Slurm gave the step on this node
+    std::vector<std::string> job_nodes;  // every node of the job, in Slurm's order
+    std::vector<LocalPlacement> unreported;
+
+    json to_json() const;
+    static PlaceRequest from_json(const json& body);
+};
+
+struct PlaceReply {
+    std::int64_t decision = 0;
+    std::string mode;
+    std::vector<int> gpus;
+    double predicted_slowdown = 1.0;
+    bool reused = false;  // an earlier decision for the same job and node
+
+    json to_json() const;
+    static PlaceReply from_json(const json& reply);
+};
+
+struct StartedReport {
+    std::int64_t job_id = 0;
+    std::int64_t job_uid = -1;
+    std::string node;
+    std::int64_t decision = 0;  // 0 when the plugin placed on its own
+    std::vector<int> gpus;
+    std::int64_t time = 0;
+
+    json to_json() const;
+    static StartedReport from_json(const json& body);
+};
+
+struct EndedReport {
+    std::int64_t job_id = 0;
+    std::string node;
+    int exit_status = 0;
+    double elapsed_s = 0;
+    std::int64_t time = 0;
+
+    json to_json() const;
+    static EndedReport from_json(const json& body);
+};
+
+// "0,2,3": how CUDA_VISIBLE_DEVICES names GPUs. parse_gpu_list throws ProtoError on garbage.
+std::string gpu_list(const std::vector<int>& gpus);
+std::vector<int> parse_gpu_list(const std::string& text);
+
+}  // namespace coloc::proto

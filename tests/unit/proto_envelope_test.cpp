@@ -1,0 +1,168 @@
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "proto/auth.hpp"
+#include "proto/envelope.hpp"
+#include "proto/errors.hpp"
+#include "proto/messages.hpp"
+#include "tests/unit/test_env.hpp"
+
+using namespace coloc::proto;
+using coloc::test::munge_socket;
+
+namespace {
+
+std::string code_of(auto&& fn) {
+    try {
+        fn();
+    } catch (const ProtoError& e) {
+        return e.code();
+    }
+    return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("a sealed request opens with its op, body and a credential that verifies") {
+    std::string wire = seal_request({{"op", "status"}, {"x", 1.5}}, munge_socket());
+    Request req = open_request(wire);
+    CHECK(req.op == "status");
+    CHECK(req.body["x"] == 1.5);
+    CHECK(req.body["v"] == kVersion);
+    CHECK_FALSE(req.body.contains("cred"));
+    Identity who = verify_credential(req.cred, req.canonical, munge_socket(), 300);
+    CHECK(who.uid == getuid());
+    CHECK(who.encoded_at > 0);
+}
+
+TEST_CASE("credential rejections: invalid, replayed, mismatched, expired") {
+    std::string wire = seal_request({{"op", "status"}}, munge_socket());
+    Request req = open_request(wire);
+
+    CHECK(code_of([&] { verify_credential("MUNGE:garbage:", req.canonical, munge_socket(), 0); }) == code::kAuthInvalid);
+    CHECK(code_of([&] { verify_credential("", req.canonical, munge_socket(), 0); }) == code::kAuthInvalid);
+
+    // The credential belongs to this body; lifted onto another it is refused.
+    json other = req.body;
+    other["op"] = "jobs";
+    CHECK(code_of([&] { verify_credential(req.cred, other.dump(), munge_socket(), 0); }) == code::kAuthMismatch);
+
+    // Once used, a credential cannot be used again.
+    std::string fresh = open_request(seal_request({{"op", "nodes"}}, munge_socket())).cred;
+    Request again = open_request(seal_request({{"op", "nodes"}}, munge_socket()));
+    verify_credential(again.cred, again.canonical, munge_socket(), 0);
+    CHECK(code_of([&] { verify_credential(again.cred, again.canonical, munge_socket(), 0); }) == code::kAuthReplayed);
+    (void)fresh;
+
+    // A credential made to live one second is refused once that second has passed.
+    json body = {{"op", "status"}, {"v", kVersion}};
+    std::string cred = make_credential(body.dump(), munge_socket(), 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+    CHECK(code_of([&] { verify_credential(cred, body.dump(), munge_socket(), 0); }) == code::kAuthExpired);
+}
+
+TEST_CASE("malformed envelopes are refused with a code naming the problem") {
+    CHECK(code_of([] { open_request("{not json"); }) == code::kBadJson);
+    CHECK(code_of([] { open_request("[1,2]"); }) == code::kBadJson);
+    CHECK(code_of([] { open_request(R"({"op":"status"})"); }) == code::kBadVersion);
+    CHECK(code_of([] { open_request(R"({"v":2,"op":"status"})"); }) == code::kBadVersion);
+    CHECK(code_of([] { open_request(R"({"v":"1","op":"status"})"); }) == code::kBadVersion);
+    CHECK(code_of([] { open_request(R"({"v":1})"); }) == code::kBadField);
+    CHECK(code_of([] { open_request(R"({"v":1,"op":7})"); }) == code::kBadField);
+    CHECK(code_of([] { open_request(R"({"v":1,"op":"status","cred":5})"); }) == code::kAuthInvalid);
+    std::string big = R"({"v":1,"op":"status","pad":")" + std::string(kMaxMessage, 'x') + "\"}";
+    CHECK(code_of([&] { open_request(big); }) == code::kTooLarge);
+}
+
+TEST_CASE("replies: ok and error round trip, garbage is refused") {
+    json ok = open_reply(ok_reply({{"gpus", {1, 2}}}));
+    CHECK(ok["gpus"] == json({1, 2}));
+    CHECK(code_of([] { open_reply(error_reply(code::kForbidden, "no")); }) == code::kForbidden);
+    CHECK(code_of([] { open_reply("garbage"); }) == code::kBadJson);
+    CHECK(code_of([] { open_reply(R"({"v":1})"); }) == code::kBadJson);
+    CHECK(code_of([] { open_reply(R"({"v":9,"ok":true})"); }) == code::kBadVersion);
+}
+
+TEST_CASE("place request: round trip and every field validated") {
+    PlaceRequest r;
+    r.job_id = 42;
+    r.job_uid = 1000;
+    r.node = "n1";
+    r.partition = "bind";
+    r.mode = "bind";
+    r.slots = 2;
+    r.slurm_gpus = {0, 3};
+    r.job_nodes = {"n1", "n2"};
+    r.unreported = {{41, {1}, 1700000000}};
+    PlaceRequest back = PlaceRequest::from_json(r.to_json());
+    CHECK(back.job_id == 42);
+    CHECK(back.job_uid == 1000);
+    CHECK(back.slots == 2);
+    CHECK(back.slurm_gpus == std::vector<int>{0, 3});
+    CHECK(back.job_nodes == std::vector<std::string>{"n1", "n2"});
+    REQUIRE(back.unreported.size() == 1);
+    CHECK(back.unreported[0].gpus == std::vector<int>{1});
+
+    auto bad = [&](const char* key, json value) {
+        json j = r.to_json();
+        j[key] = value;
+        try {
+            PlaceRequest::from_json(j);
+        } catch (const ProtoError& e) {
+            CHECK(e.code() == code::kBadField);
+            CHECK(std::string(e.what()).find(key) != std::string::npos);
+            return;
+        }
+        FAIL("accepted bad '" << key << "': " << value.dump());
+    };
+    bad("job_id", 0);
+    bad("job_id", -5);
+    bad("job_id", "42");
+    bad("job_id", 1.5);
+    bad("job_id", 1LL << 40);
+    bad("node", 5);
+    bad("node", "");
+    bad("node", std::string(100, 'n'));
+    bad("mode", "sideways");
+    bad("slots", -1);
+    bad("slurm_gpus", "0,1");
+    bad("slurm_gpus", json::array({0, -1}));
+    bad("slurm_gpus", json::array({"0"}));
+    bad("job_nodes", json::array({1}));
+    bad("unreported", json::object());
+    bad("unreported", json::array({{{"job_id", "x"}}}));
+    json missing = r.to_json();
+    missing.erase("node");
+    CHECK(code_of([&] { PlaceRequest::from_json(missing); }) == code::kBadField);
+}
+
+TEST_CASE("started, ended and reply messages round trip") {
+    StartedReport s{7, 1000, "n2", 12, {0}, 1700000000};
+    StartedReport s2 = StartedReport::from_json(s.to_json());
+    CHECK(s2.decision == 12);
+    CHECK(s2.gpus == std::vector<int>{0});
+    EndedReport e{7, "n2", 3, 12.5, 1700000100};
+    EndedReport e2 = EndedReport::from_json(e.to_json());
+    CHECK(e2.exit_status == 3);
+    CHECK(e2.elapsed_s == doctest::Approx(12.5));
+    json be = e.to_json();
+    be["elapsed_s"] = -1;
+    CHECK(code_of([&] { EndedReport::from_json(be); }) == code::kBadField);
+    PlaceReply p{9, "bind", {2, 3}, 1.25, true};
+    PlaceReply p2 = PlaceReply::from_json(p.to_json());
+    CHECK(p2.decision == 9);
+    CHECK(p2.gpus == std::vector<int>{2, 3});
+    CHECK(p2.reused);
+}
+
+TEST_CASE("GPU lists as CUDA_VISIBLE_DEVICES writes them") {
+    CHECK(gpu_list({0, 2, 3}) == "0,2,3");
+    CHECK(gpu_list({}) == "");
+    CHECK(parse_gpu_list("0,2,3") == std::vector<int>{0, 2, 3});
+    CHECK(parse_gpu_list("").empty());
+    CHECK(code_of([] { parse_gpu_list("0,,1"); }) == code::kBadField);
+    CHECK(code_of([] { parse_gpu_list("GPU-abc"); }) == code::kBadField);
+    CHECK(code_of([] { parse_gpu_list("1,"); }) == code::kBadField);
+}

@@ -1,0 +1,166 @@
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "daemon/service.hpp"
+#include "proto/envelope.hpp"
+#include "proto/messages.hpp"
+#include "tests/unit/test_env.hpp"
+
+using namespace coloc;
+using namespace coloc::daemon;
+using proto::json;
+
+namespace {
+
+Config test_config(const std::string& db) {
+    Config c = parse_config(R"(listen: [ "ipc:///tmp/unused.sock" ]
+partitions:
+  bind: { mode: bind }
+  narrow: { mode: narrow }
+node_types:
+  quad: { gpus: 4, slots_per_gpu: 2, nvlink_islands: [[0, 1], [2, 3]] }
+nodes:
+  - { names: "n[1-2]", type: quad, link: leaf1 }
+)", "test.yaml");
+    c.database = db;
+    c.munge_socket = test::munge_socket();
+    return c;
+}
+
+json call(Service& s, json body) {
+    return json::parse(s.handle(proto::seal_request(std::move(body), test::munge_socket())));
+}
+
+json place_job(Service& s, std::int64_t job, const std::string& partition, int slots, std::vector<int> slurm_gpus = {}) {
+    proto::PlaceRequest r;
+    r.job_id = job;
+    r.job_uid = 1000;
+    r.node = "n1";
+    r.partition = partition;
+    r.slots = slots;
+    r.slurm_gpus = std::move(slurm_gpus);
+    r.job_nodes = {"n1"};
+    return call(s, r.to_json());
+}
+
+}  // namespace
+
+TEST_CASE("service: eight one-slot bind jobs on a node fill each GPU to its slots and no further") {
+    Service s(test_config(test::scratch("svc.db")));
+    std::map<int, int> per_gpu;
+    for (int job = 1; job <= 8; ++job) {
+        json r = place_job(s, job, "bind", 1);
+        REQUIRE(r["ok"] == true);
+        CHECK(r["mode"] == "bind");
+        REQUIRE(r["gpus"].size() == 1);
+        int gpu = r["gpus"][0];
+        ++per_gpu[gpu];
+        if (job <= 4) CHECK(per_gpu[gpu] == 1);  // fewer jobs than GPUs: no sharing
+        CHECK(r["decision"].get<std::int64_t>() > 0);
+    }
+    for (auto [gpu, n] : per_gpu) CHECK(n == 2);
+    json full = place_job(s, 9, "bind", 1);
+    CHECK(full["ok"] == false);
+    CHECK(full["error"]["code"] == "no_capacity");
+}
+
+TEST_CASE("service: a later step of the same job on the same node gets the same decision") {
+    Service s(test_config(test::scratch("svc.db")));
+    json a = place_job(s, 5, "bind", 2);
+    json b = place_job(s, 5, "bind", 2);
+    REQUIRE(a["ok"] == true);
+    CHECK(b["decision"] == a["decision"]);
+    CHECK(b["gpus"] == a["gpus"]);
+    CHECK(b["reused"] == true);
+    CHECK(s.counters().placements == 1);
+}
+
+TEST_CASE("service: narrow jobs get a subset of their own GPUs") {
+    Service s(test_config(test::scratch("svc.db")));
+    json r = place_job(s, 7, "narrow", 0, {1, 3});
+    REQUIRE(r["ok"] == true);
+    CHECK(r["mode"] == "narrow");
+    for (int g : r["gpus"]) CHECK((g == 1 || g == 3));
+    json bad = place_job(s, 8, "narrow", 0, {7});
+    CHECK(bad["error"]["code"] == "bad_field");
+}
+
+TEST_CASE("service: ended releases the slots and closes the history") {
+    Service s(test_config(test::scratch("svc.db")));
+    REQUIRE(place_job(s, 1, "bind", 4)["ok"] == true);
+    CHECK(s.cluster().free_slots(0) == 4);
+    json e = call(s, proto::EndedReport{1, "n1", 0, 3.5, 0}.to_json());
+    REQUIRE(e["ok"] == true);
+    CHECK(s.cluster().free_slots(0) == 8);
+    json h = call(s, {{"op", "history"}, {"job_id", 1}});
+    REQUIRE(h["ok"] == true);
+    CHECK(h["history"][0]["state"] == "ended");
+    CHECK(h["history"][0]["elapsed_s"] == 3.5);
+}
+
+TEST_CASE("service: fallback placements the plugin made alone are adopted and counted") {
+    Service s(test_config(test::scratch("svc.db")));
+    proto::PlaceRequest r;
+    r.job_id = 20;
+    r.node = "n1";
+    r.partition = "bind";
+    r.slots = 1;
+    r.unreported = {{19, {0}, 100}, {18, {0}, 100}};
+    json reply = call(s, r.to_json());
+    REQUIRE(reply["ok"] == true);
+    CHECK(s.counters().adopted == 2);
+    CHECK(reply["gpus"][0] != 0);  // GPU 0 is full with the two adopted jobs
+    json explain = call(s, {{"op", "explain"}, {"job_id", 19}});
+    CHECK(explain["explain"][0]["source"] == "fallback");
+}
+
+TEST_CASE("service: state survives a restart from the database") {
+    std::string db = test::scratch("svc.db");
+    {
+        Service s(test_config(db));
+        REQUIRE(place_job(s, 1, "bind", 3)["ok"] == true);
+    }
+    Service again(test_config(db));
+    CHECK(again.cluster().job_count() == 1);
+    CHECK(again.cluster().free_slots(0) == 5);
+}
+
+TEST_CASE("service: refused requests change nothing") {
+    Service s(test_config(test::scratch("svc.db")));
+    proto::PlaceRequest r;
+    r.job_id = 3;
+    r.node = "n1";
+    r.partition = "bind";
+    r.slots = 1;
+    json body = r.to_json();
+    body["v"] = proto::kVersion;
+
+    json missing = json::parse(s.handle(body.dump()));
+    CHECK(missing["error"]["code"] == "auth_missing");
+
+    json forged = body;
+    forged["cred"] = "MUNGE:AwQFAAB4c2VxGarbageGarbage:";
+    CHECK(json::parse(s.handle(forged.dump()))["error"]["code"] == "auth_invalid");
+
+    // A real credential for another body.
+    std::string other = proto::seal_request({{"op", "status"}}, test::munge_socket());
+    json lifted = body;
+    lifted["cred"] = json::parse(other)["cred"];
+    CHECK(json::parse(s.handle(lifted.dump()))["error"]["code"] == "auth_mismatch");
+
+    std::string good = proto::seal_request(r.to_json(), test::munge_socket());
+    CHECK(json::parse(s.handle(good))["ok"] == true);
+    CHECK(json::parse(s.handle(good))["error"]["code"] == "auth_replayed");
+
+    CHECK(s.counters().placements == 1);
+    CHECK(s.cluster().job_count() == 1);
+    CHECK(call(s, {{"op", "frobnicate"}})["error"]["code"] == "unknown_op");
+    json bad = call(s, {{"op", "place"}, {"job_id", "x"}, {"node", "n1"}});
+    CHECK(bad["error"]["code"] == "bad_field");
+    CHECK(bad["error"]["message"].get<std::string>().find("job_id") != std::string::npos);
+    json unknown_node = call(s, {{"op", "place"}, {"job_id", 4}, {"node", "zz9"}, {"slots", 1}});
+    CHECK(unknown_node["error"]["code"] == "not_found");
+    CHECK(s.cluster().job_count() == 1);
+    CHECK(s.counters().refused >= 6);
+}

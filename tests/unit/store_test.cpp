@@ -1,0 +1,108 @@
+#include <doctest/doctest.h>
+
+#include "daemon/store.hpp"
+#include "tests/unit/test_env.hpp"
+
+using namespace coloc::daemon;
+
+namespace {
+
+JobRow job(std::int64_t id, std::int64_t uid) {
+    JobRow j;
+    j.job_id = id;
+    j.uid = uid;
+    j.user = "u" + std::to_string(uid);
+    j.job_name = "train";
+    j.partition = "bind";
+    j.profile = "resnet50";
+    j.first_seen = 1000;
+    return j;
+}
+
+PlacementRow placement(std::int64_t id, const std::string& node, std::vector<int> gpus) {
+    PlacementRow p;
+    p.job_id = id;
+    p.node = node;
+    p.mode = "bind";
+    p.gpus = std::move(gpus);
+    p.predicted_slowdown = 1.2;
+    p.created = 1000;
+    p.alternatives = R"([{"loss":0.1}])";
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("store: placements, starts, ends and co-location intervals round trip") {
+    std::string path = coloc::test::scratch("store.db");
+    {
+        Store s(path);
+        CHECK(s.schema_version() == kSchemaVersion);
+        PlacementRow a = placement(10, "n1", {0, 1});
+        s.record_placement(job(10, 1000), a, {});
+        CHECK(a.decision > 0);
+        PlacementRow b = placement(11, "n1", {1});
+        s.record_placement(job(11, 1001), b, {{11, 10, "n1", "gpu", 1005, std::nullopt}});
+        CHECK(b.decision > a.decision);
+        s.record_started(10, 1001);
+        s.record_ended(10, "n1", 1100, 0, 99.5, true);
+    }
+    Store s(path);  // reopened: everything committed is there
+    auto j = s.job(10);
+    REQUIRE(j);
+    CHECK(j->state == "ended");
+    CHECK(*j->start == 1001);
+    CHECK(*j->end == 1100);
+    CHECK(*j->exit_status == 0);
+    CHECK(*j->elapsed_s == doctest::Approx(99.5));
+    CHECK(j->profile == "resnet50");
+    auto ps = s.placements_of(10);
+    REQUIRE(ps.size() == 1);
+    CHECK(ps[0].gpus == std::vector<int>{0, 1});
+    CHECK(ps[0].ended.value_or(0) == 1100);
+    CHECK(ps[0].alternatives == R"([{"loss":0.1}])");
+    auto open = s.open_placements();
+    REQUIRE(open.size() == 1);
+    CHECK(open[0].job_id == 11);
+    auto cs = s.colocations_of(10);
+    REQUIRE(cs.size() == 1);
+    CHECK(cs[0].sharing == "gpu");
+    CHECK(cs[0].end.value_or(0) == 1100);  // closed when job 10 ended on n1
+    CHECK(s.jobs(1001, 10).size() == 1);
+    CHECK(s.jobs(-1, 10).size() == 2);
+    CHECK(s.count_jobs() == 2);
+}
+
+TEST_CASE("store: a second placement for the same job and node is refused, nothing half-written") {
+    Store s(coloc::test::scratch("dup.db"));
+    PlacementRow a = placement(5, "n1", {0});
+    s.record_placement(job(5, 1), a, {});
+    PlacementRow b = placement(5, "n1", {2});
+    CHECK_THROWS_AS(s.record_placement(job(5, 1), b, {{5, 6, "n1", "node", 1, std::nullopt}}), StoreError);
+    CHECK(s.placements_of(5).size() == 1);
+    CHECK(s.colocations_of(5).empty());  // the transaction rolled back as a whole
+}
+
+TEST_CASE("store: an older schema is migrated forward with its data, a newer one is refused") {
+    std::string path = coloc::test::scratch("old.db");
+    {
+        Database db(path);
+        db.exec(migrations()[0]);
+        db.exec("PRAGMA user_version = 1");
+        db.exec("INSERT INTO jobs (job_id, uid, first_seen, state) VALUES (77, 5, 1, 'ended')");
+    }
+    {
+        Store s(path);
+        CHECK(s.schema_version() == kSchemaVersion);
+        REQUIRE(s.job(77));
+        CHECK(s.job(77)->uid == 5);
+        s.save_model_params("coloc", R"({"a":1})", 2);  // a table that version 2 added
+        CHECK(s.load_model_params("coloc").value_or("") == R"({"a":1})");
+        CHECK_FALSE(s.load_model_params("other"));
+    }
+    {
+        Database db(path);
+        db.exec("PRAGMA user_version = 99");
+    }
+    CHECK_THROWS_WITH_AS(Store{path}, doctest::Contains("newer than this colocd"), StoreError);
+}
