@@ -1,4 +1,5 @@
 // colocctl's read commands: status, nodes, jobs, history, explain.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -63,8 +64,17 @@ void add_status_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
         if (!call_daemon(opts, "status", "status", {{"op", "status"}}, reply, exit_code)) return;
         const json& s = reply["status"];
         if (opts.json) return print_json("status", "status", s, json::array());
-        for (const auto& [k, v] : s.items()) {
-            std::string value = cell(k, v);
+        // Identity first, then the cluster, then the counters; keys this colocctl does not know last.
+        static const std::vector<std::string> order = {
+            "version", "config", "database", "schema_version", "listen", "model", "started", "uptime_s",
+            "nodes", "gpus", "slots", "slots_used", "running_jobs", "jobs_in_history", "requests", "refused",
+            "auth_refused", "placements", "reused", "adopted", "ended"};
+        std::vector<std::string> keys = order;
+        for (const auto& [k, v] : s.items())
+            if (std::find(order.begin(), order.end(), k) == order.end()) keys.push_back(k);
+        for (const auto& k : keys) {
+            if (!s.contains(k)) continue;
+            std::string value = cell(k, s[k]);
             if (opts.parsable) std::cout << k << "|" << value << "\n";
             else std::cout << k << std::string(k.size() < 18 ? 18 - k.size() : 1, ' ') << "= " << value << "\n";
         }

@@ -68,24 +68,24 @@ void Server::run(Service& service, const std::atomic<bool>& stop, int poll_ms) {
             throw std::runtime_error(std::string("poll failed: ") + zmq_strerror(zmq_errno()));
         }
         if (rc == 0) continue;
-        // A REQ peer sends [identity][empty][body]; anything else is answered if possible.
+        // A REQ peer sends [identity][empty][body]; anything else is answered with an error.
         Frame identity, delimiter, body;
         if (zmq_msg_recv(&identity.msg, sock_, ZMQ_DONTWAIT) < 0) continue;
         if (!zmq_msg_more(&identity.msg)) continue;
         zmq_msg_recv(&delimiter.msg, sock_, 0);
-        bool have_body = false;
+        int frames = 0;
         if (zmq_msg_more(&delimiter.msg)) {
             zmq_msg_recv(&body.msg, sock_, 0);
-            have_body = true;
-        }
-        bool extra = have_body && zmq_msg_more(&body.msg);
-        while (zmq_msg_more(&body.msg)) {  // drain unexpected frames
-            Frame junk;
-            zmq_msg_recv(&junk.msg, sock_, 0);
-            if (!zmq_msg_more(&junk.msg)) break;
+            frames = 1;
+            while (zmq_msg_more(&body.msg)) {  // drain unexpected frames, keeping the first body
+                Frame extra;
+                zmq_msg_recv(&extra.msg, sock_, 0);
+                ++frames;
+                if (!zmq_msg_more(&extra.msg)) break;
+            }
         }
         std::string reply;
-        if (!have_body || zmq_msg_size(&delimiter.msg) != 0 || extra)
+        if (frames != 1 || zmq_msg_size(&delimiter.msg) != 0)
             reply = proto::error_reply(proto::code::kBadJson, "expected one JSON message per request");
         else
             reply = service.handle(body.view());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "daemon/log.hpp"
 #include "model/baseline.hpp"
 #include "proto/errors.hpp"
 #include "proto/fields.hpp"
@@ -85,6 +86,7 @@ std::string Service::handle(std::string_view bytes) {
     } catch (const ProtoError& e) {
         ++counters_.refused;
         if (e.code() == code::kAuthMissing) ++counters_.auth_refused;
+        log_debug("refused: " + e.code() + ": " + e.what());
         return proto::error_reply(e.code(), e.what());
     } catch (const StoreError& e) {
         ++counters_.refused;
@@ -264,6 +266,9 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     store_.record_placement(job, row, opened);  // committed before anything is acknowledged
     occupy(r.job_id, r.profile, node, gpus, /*enforce_slots=*/mode == GpuMode::Bind, now);
     ++counters_.placements;
+    log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" +
+             row.mode + ", decision " + std::to_string(row.decision) + ", predicted slowdown " +
+             std::to_string(row.predicted_slowdown) + ")");
     proto::PlaceReply reply{row.decision, row.mode, gpus, row.predicted_slowdown, false};
     return reply.to_json();
 }
