@@ -156,7 +156,13 @@ void Service::adopt(const std::string& node_name, const proto::LocalPlacement& l
     int node = cfg_.topology.node_index(node_name);
     if (node < 0) return;
     for (const PlacementRow& p : store_.placements_of(local.job_id))
-        if (p.node == node_name) return;  // already known
+        if (p.node == node_name) {  // already known; only its end may be news
+            if (local.ended > 0 && !p.ended) {
+                store_.record_ended(local.job_id, node_name, local.ended, local.exit_status, local.elapsed_s, true);
+                release(local.job_id, node);
+            }
+            return;
+        }
     JobRow job;
     job.job_id = local.job_id;
     job.first_seen = local.since ? local.since : now;
@@ -169,8 +175,12 @@ void Service::adopt(const std::string& node_name, const proto::LocalPlacement& l
     row.source = "fallback";
     row.created = job.first_seen;
     store_.record_placement(job, row, {});
-    occupy(local.job_id, "", node, local.gpus, /*enforce_slots=*/false, job.first_seen);
     ++counters_.adopted;
+    if (local.ended > 0) {  // it came and went while colocd was away
+        store_.record_ended(local.job_id, node_name, local.ended, local.exit_status, local.elapsed_s, true);
+        return;
+    }
+    occupy(local.job_id, "", node, local.gpus, /*enforce_slots=*/false, job.first_seen);
 }
 
 json Service::on_place(const proto::Request& req, const proto::Identity& who) {

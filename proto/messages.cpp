@@ -22,7 +22,15 @@ json PlaceRequest::to_json() const {
     if (!job_nodes.empty()) j["job_nodes"] = job_nodes;
     if (!unreported.empty()) {
         json list = json::array();
-        for (const auto& u : unreported) list.push_back({{"job_id", u.job_id}, {"gpus", u.gpus}, {"since", u.since}});
+        for (const auto& u : unreported) {
+            json e = {{"job_id", u.job_id}, {"gpus", u.gpus}, {"since", u.since}};
+            if (u.ended > 0) {
+                e["ended"] = u.ended;
+                e["exit_status"] = u.exit_status;
+                e["elapsed_s"] = u.elapsed_s;
+            }
+            list.push_back(e);
+        }
         j["unreported"] = list;
     }
     return j;
@@ -52,6 +60,9 @@ PlaceRequest PlaceRequest::from_json(const json& body) {
                 u.job_id = get_int(e, "job_id", 1, kMaxJobId);
                 u.gpus = get_int_list_or(e, "gpus", 0, kMaxGpuIndex, 64);
                 u.since = get_int_or(e, "since", 0, 0, kMaxTime);
+                u.ended = get_int_or(e, "ended", 0, 0, kMaxTime);
+                u.exit_status = static_cast<int>(get_int_or(e, "exit_status", 0, INT32_MIN, INT32_MAX));
+                u.elapsed_s = get_number_or(e, "elapsed_s", 0, 0, 1e9);
             } catch (const ProtoError& err) {
                 // Name the entry: "field 'unreported[2].job_id': ...".
                 std::string what = err.what();

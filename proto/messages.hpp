@@ -20,11 +20,15 @@ inline constexpr const char* kEnded = "ended";
 inline constexpr std::int64_t kMaxJobId = 0xFFFFFFFFLL;
 inline constexpr int kMaxGpuIndex = 1023;
 
-// A fallback placement the plugin made on its own while colocd could not answer.
+// A fallback placement the plugin made on its own while colocd could not answer; when the job
+// also ended before colocd heard of it, `ended` (epoch seconds) and the outcome come along.
 struct LocalPlacement {
     std::int64_t job_id = 0;
     std::vector<int> gpus;
     std::int64_t since = 0;  // epoch seconds
+    std::int64_t ended = 0;  // 0 = still running
+    int exit_status = 0;
+    double elapsed_s = 0;
 };
 
 struct PlaceRequest {

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "daemon/log.hpp"
 #include "daemon/service.hpp"
 #include "proto/envelope.hpp"
 #include "proto/messages.hpp"
@@ -12,6 +13,9 @@ using namespace coloc::daemon;
 using proto::json;
 
 namespace {
+
+// Decisions are logged at info level; the tests read replies, not logs.
+const bool quiet = (set_log_level(LogLevel::Error), true);
 
 Config test_config(const std::string& db) {
     Config c = parse_config(R"(listen: [ "ipc:///tmp/unused.sock" ]
@@ -106,10 +110,14 @@ TEST_CASE("service: fallback placements the plugin made alone are adopted and co
     r.node = "n1";
     r.partition = "bind";
     r.slots = 1;
-    r.unreported = {{19, {0}, 100}, {18, {0}, 100}};
+    r.unreported = {{19, {0}, 100}, {18, {0}, 100}, {17, {1}, 100, 160, 3, 60.0}};
     json reply = call(s, r.to_json());
     REQUIRE(reply["ok"] == true);
-    CHECK(s.counters().adopted == 2);
+    CHECK(s.counters().adopted == 3);
+    CHECK(s.cluster().job_count() == 3);  // 19, 18 and the new 20; 17 already ended
+    json h = call(s, {{"op", "history"}, {"job_id", 17}});
+    CHECK(h["history"][0]["state"] == "ended");
+    CHECK(h["history"][0]["exit_status"] == 3);
     CHECK(reply["gpus"][0] != 0);  // GPU 0 is full with the two adopted jobs
     json explain = call(s, {{"op", "explain"}, {"job_id", 19}});
     CHECK(explain["explain"][0]["source"] == "fallback");
