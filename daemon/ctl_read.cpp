@@ -66,7 +66,7 @@ void add_status_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
         if (opts.json) return print_json("status", "status", s, json::array());
         // Identity first, then the cluster, then the counters; keys this colocctl does not know last.
         static const std::vector<std::string> order = {
-            "version", "config", "database", "schema_version", "listen", "model", "started", "uptime_s",
+            "version", "config", "database", "schema_version", "listen", "model", "profiles", "started", "uptime_s",
             "nodes", "gpus", "slots", "slots_used", "running_jobs", "jobs_in_history", "requests", "refused",
             "auth_refused", "placements", "reused", "adopted", "ended"};
         std::vector<std::string> keys = order;

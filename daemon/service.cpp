@@ -4,7 +4,8 @@
 #include <ctime>
 
 #include "daemon/log.hpp"
-#include "model/baseline.hpp"
+#include "model/factory.hpp"
+#include "model/io/profiles_yaml.hpp"
 #include "proto/errors.hpp"
 #include "proto/fields.hpp"
 #include "proto/messages.hpp"
@@ -19,8 +20,13 @@ namespace {
 
 std::int64_t now_s() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
-std::unique_ptr<model::InterferenceModel> make_engine_model(const std::string&) {
-    return std::make_unique<model::BaselineModel>();
+model::ProfileCatalogue load_catalogue(const std::string& path) {
+    if (path.empty()) return {};
+    try {
+        return model::io::load_profiles_yaml(path);
+    } catch (const std::exception& e) {
+        throw ConfigError(std::string("profiles: ") + e.what());
+    }
 }
 
 GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
@@ -56,11 +62,11 @@ Service::Service(Config config)
     : cfg_(std::move(config)),
       access_(cfg_.admins, cfg_.slurm_user),
       store_(cfg_.database),
-      model_(make_engine_model(cfg_.model)),
+      catalogue_(load_catalogue(cfg_.profiles)),
+      model_(model::make_model(cfg_.model, catalogue_)),
       policy_(*model_),
       cluster_(cfg_.topology),
       started_at_(now_s()) {
-    default_profile_.name = "default";
     recover_running_jobs();
 }
 
@@ -107,10 +113,7 @@ bool Service::visible_to(std::int64_t job_uid, const proto::Identity& who) const
     return access_.is_admin(who.uid) || job_uid == static_cast<std::int64_t>(who.uid);
 }
 
-const model::JobProfile* Service::profile_for(const std::string& name) const {
-    auto it = profiles_.find(name);
-    return it == profiles_.end() ? &default_profile_ : &it->second;
-}
+const model::JobProfile* Service::profile_for(const std::string& name) const { return &catalogue_.lookup(name); }
 
 void Service::occupy(std::int64_t job_id, const std::string& profile, int node, const std::vector<int>& gpus,
                      bool enforce_slots, std::int64_t since) {
@@ -126,7 +129,6 @@ void Service::occupy(std::int64_t job_id, const std::string& profile, int node, 
     job.where = {p};
     job.since = static_cast<double>(since);
     cluster_.add(std::move(job), enforce_slots);
-    job_profile_[job_id] = profile;
 }
 
 void Service::release(std::int64_t job_id, int node) {
@@ -136,10 +138,7 @@ void Service::release(std::int64_t job_id, int node) {
     place::RunningJob rest = *job;
     cluster_.remove(id);
     std::erase_if(rest.where, [&](const place::Placement& p) { return p.node == node; });
-    if (rest.where.empty()) {
-        job_profile_.erase(job_id);
-        return;
-    }
+    if (rest.where.empty()) return;
     cluster_.add(std::move(rest), /*enforce_slots=*/false);
 }
 
@@ -321,6 +320,7 @@ json Service::on_status(const proto::Request&, const proto::Identity&) {
         {"schema_version", store_.schema_version()},
         {"listen", cfg_.listen},
         {"model", model_->name()},
+        {"profiles", catalogue_.size()},
         {"started", started_at_},
         {"uptime_s", now_s() - started_at_},
         {"nodes", topo.nodes().size()},
@@ -421,7 +421,8 @@ json Service::on_explain(const proto::Request& req, const proto::Identity& who) 
         if (alternatives.is_discarded()) alternatives = json::array();
         decisions.push_back({{"decision", p.decision}, {"node", p.node}, {"mode", p.mode}, {"gpus", p.gpus},
                              {"predicted_slowdown", p.predicted_slowdown}, {"source", p.source},
-                             {"model", model_->name()}, {"candidates", alternatives}});
+                             {"model", model_->name()},
+        {"profiles", catalogue_.size()}, {"candidates", alternatives}});
     }
     return {{"explain", decisions}};
 }

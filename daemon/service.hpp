@@ -11,6 +11,7 @@
 #include "daemon/access.hpp"
 #include "daemon/config.hpp"
 #include "daemon/store.hpp"
+#include "model/catalogue.hpp"
 #include "model/model.hpp"
 #include "place/cluster_state.hpp"
 #include "place/coloc_policy.hpp"
@@ -72,12 +73,10 @@ private:
     Config cfg_;
     Access access_;
     Store store_;
+    model::ProfileCatalogue catalogue_;
     std::unique_ptr<model::InterferenceModel> model_;
     place::ColocPolicy policy_;
     place::ClusterState cluster_;
-    std::map<std::string, model::JobProfile> profiles_;
-    model::JobProfile default_profile_;
-    std::map<std::int64_t, std::string> job_profile_;  // running job -> profile name
     Counters counters_;
     std::int64_t started_at_ = 0;
 };
