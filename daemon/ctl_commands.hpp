@@ -26,5 +26,10 @@ void add_nodes_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_jobs_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
+// Model commands: work on files, without the daemon (ctl_predict.cpp, ctl_fit.cpp).
+void add_predict_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
+void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
+// Offline replay of job logs, policy against policy: works on files, without the daemon (ctl_replay.cpp).
+void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 
 }  // namespace coloc::ctl

@@ -1,0 +1,185 @@
+#include "model/coloc_model.hpp"
+
+#include <algorithm>
+
+#include "model/defaults.hpp"
+#include "model/phase.hpp"
+
+namespace coloc::model {
+
+namespace {
+const JobProfile& builtin_default() {
+    static const JobProfile p;
+    return p;
+}
+
+int term_of(Sharing where) {
+    switch (where) {
+    case Sharing::Gpu: return kGpuTerm;
+    case Sharing::Link: return kLinkTerm;
+    default: return kTopoTerm;
+    }
+}
+}  // namespace
+
+double Contributions::slowdown() const { return std::max(1.0, 1.0 + gpu + topo + link + residual); }
+
+ColocModel::ColocModel() : ColocModel(ProfileCatalogue{}) {}
+
+ColocModel::ColocModel(ProfileCatalogue catalogue, ColocParams params)
+    : catalogue_(std::move(catalogue)), params_(std::move(params)),
+      calibration_(params_.rls_prior_var, params_.rls_noise_var, params_.rls_forgetting), residuals_(params_.residual_min_rate) {
+    rebuild();
+}
+
+void ColocModel::set_params(const ColocParams& params) {
+    const bool learning_changed = params.rls_prior_var != params_.rls_prior_var ||
+                                  params.rls_noise_var != params_.rls_noise_var ||
+                                  params.rls_forgetting != params_.rls_forgetting ||
+                                  params.residual_min_rate != params_.residual_min_rate;
+    params_ = params;
+    if (learning_changed) {
+        Calibration fresh(params_.rls_prior_var, params_.rls_noise_var, params_.rls_forgetting);
+        fresh.set_state(calibration_.theta(), calibration_.covariance(), calibration_.updates());
+        calibration_ = fresh;
+        PairResiduals kept(params_.residual_min_rate);
+        for (const auto& [k, r] : residuals_.all()) {
+            int a, b, t;
+            PairResiduals::unkey(k, a, b, t);
+            kept.set(a, b, t, r);
+        }
+        residuals_ = std::move(kept);
+    }
+    rebuild();
+}
+
+void ColocModel::rebuild() {
+    tables_.clear();
+    for (const MeasuredPair& m : catalogue_.pairs()) {
+        const JobProfile* a = catalogue_.find(m.job);
+        const JobProfile* b = catalogue_.find(m.neighbour);
+        if (!a || !b) continue;
+        auto it = std::find_if(tables_.begin(), tables_.end(),
+                               [&](const ReferenceTable& t) { return t.gpu_type() == m.gpu_type; });
+        if (it == tables_.end()) it = tables_.insert(tables_.end(), ReferenceTable(m.gpu_type));
+        const int i = it->add_job(a->name, solo_features(*a, m.gpu_type));
+        const int j = it->add_job(b->name, solo_features(*b, m.gpu_type));
+        it->set_speed(i, j, m.speed);
+    }
+    table_ = -1;
+    for (std::size_t t = 0; t < tables_.size(); ++t)
+        if (tables_[t].gpu_type() == params_.gpu_type) table_ = static_cast<int>(t);
+
+    cache_size_ = 0;
+    queries_.clear();
+    for (const JobProfile& p : catalogue_.profiles()) queries_.push_back(query(p));
+    const int n = catalogue_.size();
+    gpu_cache_.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 1.0);
+    for (int a = 0; a < n; ++a)
+        for (int b = 0; b < n; ++b)
+            gpu_cache_[static_cast<std::size_t>(a * n + b)] = gpu_speed_uncached(catalogue_.at(a), catalogue_.at(b));
+    cache_size_ = n;
+}
+
+const ReferenceTable* ColocModel::reference() const {
+    return table_ >= 0 ? &tables_[static_cast<std::size_t>(table_)] : nullptr;
+}
+
+GpuQuery ColocModel::query(const JobProfile& p) const {
+    if (cached(p) && static_cast<std::size_t>(p.id) < queries_.size()) return queries_[static_cast<std::size_t>(p.id)];
+    GpuQuery q;
+    q.profile = &p;
+    q.features = solo_features(p, params_.gpu_type);
+    if (const ReferenceTable* t = reference()) q.ref = t->index_of(p.name);
+    return q;
+}
+
+// A profile is served from the caches only if it is the catalogue's profile of that id: the
+// engine may hand in profiles from another catalogue whose ids mean something else.
+bool ColocModel::cached(const JobProfile& p) const {
+    return p.id >= 0 && p.id < catalogue_.size() && catalogue_.at(p.id).name == p.name;
+}
+
+double ColocModel::gpu_speed_uncached(const JobProfile& a, const JobProfile& b) const {
+    static const ReferenceTable empty;
+    GpuQuery qa = query(a), qb = query(b);
+    qa.profile = &a;
+    qb.profile = &b;
+    const bool same = (a.id >= 0 && a.id == b.id) || a.name == b.name;
+    return predict_gpu_speed(reference() ? *reference() : empty, qa, qb, same, params_.gpu);
+}
+
+double ColocModel::gpu_speed(const JobProfile& a, const JobProfile& b) const {
+    if (a.id < cache_size_ && b.id < cache_size_ && cached(a) && cached(b))
+        return gpu_cache_[static_cast<std::size_t>(a.id * cache_size_ + b.id)];
+    return gpu_speed_uncached(a, b);
+}
+
+double ColocModel::delta(const JobProfile& job, const Neighbour& n, int& term) const {
+    const JobProfile& other = n.profile ? *n.profile : (catalogue_.size() ? catalogue_.default_profile() : builtin_default());
+    term = term_of(n.where);
+    switch (n.where) {
+    case Sharing::Gpu: return 1.0 / gpu_speed(job, other) - 1.0;
+    case Sharing::Link: return link_delta(link_burst(job), link_burst(other), n.phase_offset_s);
+    default: return node_delta(job, other, n.where, params_.node);
+    }
+}
+
+double ColocModel::residual(const JobProfile& job, const Neighbour& n, int term) const {
+    if (!n.profile || !cached(job) || !cached(*n.profile)) return 0;
+    return residuals_.get(job.id, n.profile->id, term);
+}
+
+Contributions ColocModel::contributions(const JobProfile& job, std::span<const Neighbour> neighbours) const {
+    Contributions c;
+    const TermVector& th = calibration_.theta();
+    for (const Neighbour& n : neighbours) {
+        int term = 0;
+        const double d = delta(job, n, term) * th[term];
+        (term == kGpuTerm ? c.gpu : term == kTopoTerm ? c.topo : c.link) += d;
+        c.residual += residual(job, n, term);
+    }
+    return c;
+}
+
+double ColocModel::slowdown(const JobProfile& job, std::span<const Neighbour> neighbours) const {
+    if (neighbours.empty()) return 1.0;
+    return contributions(job, neighbours).slowdown();
+}
+
+void ColocModel::observe(const JobProfile& job, std::span<const Neighbour> neighbours, double measured) {
+    if (neighbours.empty() || !(measured > 0)) return;
+    TermVector d = TermVector::Zero();
+    double residual = 0;
+    long seen = 0;   // how often the most familiar of these pairs was observed before
+    for (const Neighbour& n : neighbours) {
+        int term = 0;
+        const double x = delta(job, n, term);
+        d[term] += x;
+        residual += this->residual(job, n, term);
+        if (n.profile && cached(job) && cached(*n.profile))
+            seen = std::max(seen, residuals_.count(job.id, n.profile->id, term));
+    }
+    const double weight = 1.0 / static_cast<double>((seen + 1) * (seen + 1));
+    calibration_.update(d, measured - 1.0 - residual, weight);
+
+    // Whatever the calibration cannot explain goes to the pairs, in proportion to their share.
+    const double error = measured - (1.0 + calibration_.theta().dot(d) + residual);
+    double total = 0;
+    const TermVector& th = calibration_.theta();
+    for (const Neighbour& n : neighbours) {
+        int term = 0;
+        const double x = delta(job, n, term);
+        total += std::max(0.0, x * th[term]);
+    }
+    if (!cached(job)) return;   // residuals are kept per catalogue pair only
+    for (const Neighbour& n : neighbours) {
+        if (!n.profile || !cached(*n.profile)) continue;
+        int term = 0;
+        const double c = std::max(0.0, delta(job, n, term) * th[term]);
+        const double share = total > 0 ? c / total : 1.0 / static_cast<double>(neighbours.size());
+        residuals_.add(job.id, n.profile->id, term, error * share);
+    }
+}
+
+}  // namespace coloc::model

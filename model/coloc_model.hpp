@@ -1,0 +1,93 @@
+// coloc's interference model: same-GPU, same-node and shared-link terms, calibrated online.
+//
+//   slowdown(job) = max(1, 1 + th_gpu  * sum_{n on the GPU}        (1/speed_gpu(job, n) - 1)
+//                           + th_node * sum_{n on island/switch/node} node_delta(job, n)
+//                           + th_link * sum_{n on a shared link}     link_delta(job, n)
+//                           + sum_n residual(job, n, level))
+// speed_gpu: gpu_share.hpp; node_delta: node_share.hpp; link_delta: phase.hpp. Neighbours on one
+// GPU add their delays (time-slicing: each one takes its share of the GPU away from the job).
+// th and the residuals are learned from observations (learner.hpp); everything the model has
+// learned is in params_json().
+//
+// Hot path: slowdown() allocates nothing. Same-GPU speeds between catalogue profiles are
+// precomputed (per profile-id pair) for the configured GPU type.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/catalogue.hpp"
+#include "model/gpu_share.hpp"
+#include "model/learner.hpp"
+#include "model/model.hpp"
+#include "model/node_share.hpp"
+
+namespace coloc::model {
+
+struct ColocParams {
+    std::string gpu_type = "v100";   // GPU type of the nodes: selects the reference table
+    GpuShareParams gpu;
+    NodeShareParams node;
+    double rls_prior_var = 0.05;     // prior variance of the term scale factors (sd ~0.22)
+    double rls_noise_var = 0.04;     // variance of an observed slowdown around the model's
+    double rls_forgetting = 1.0;     // 1 = no forgetting; < 1 favours recent observations
+    double residual_min_rate = 0.05; // slowest update rate of a pair residual
+};
+
+// Each term's share of a prediction (what `colocctl explain` shows).
+struct Contributions {
+    double gpu = 0, topo = 0, link = 0, residual = 0;
+    double slowdown() const;
+};
+
+class ColocModel final : public InterferenceModel {
+public:
+    ColocModel();   // empty catalogue: the physics priors only
+    explicit ColocModel(ProfileCatalogue catalogue, ColocParams params = {});
+
+    double slowdown(const JobProfile& job, std::span<const Neighbour> neighbours) const override;
+    std::string name() const override { return "coloc"; }
+
+    Contributions contributions(const JobProfile& job, std::span<const Neighbour> neighbours) const;
+    // Speed of `job` relative to solo beside `neighbour` on one GPU of the configured type,
+    // before calibration and residuals.
+    double gpu_speed(const JobProfile& job, const JobProfile& neighbour) const;
+
+    // Learns from one observation: `job` ran `measured_slowdown` times slower than solo with
+    // exactly these neighbours.
+    void observe(const JobProfile& job, std::span<const Neighbour> neighbours, double measured_slowdown);
+
+    // Everything fitted or learned, and the hyper-parameters; load_params_json accepts what
+    // params_json produced (missing keys keep their current values; throws on wrong types).
+    nlohmann::json params_json() const;
+    void load_params_json(const nlohmann::json& params);
+
+    const ColocParams& params() const { return params_; }
+    void set_params(const ColocParams& params);   // rebuilds the caches
+    const ProfileCatalogue& catalogue() const { return catalogue_; }
+    const Calibration& calibration() const { return calibration_; }
+    const ReferenceTable* reference() const;      // table of the configured GPU type, if any
+
+private:
+    void rebuild();
+    GpuQuery query(const JobProfile& p) const;
+    bool cached(const JobProfile& p) const;
+    double gpu_speed_uncached(const JobProfile& a, const JobProfile& b) const;
+    double delta(const JobProfile& job, const Neighbour& n, int& term) const;
+    double residual(const JobProfile& job, const Neighbour& n, int term) const;
+
+    ProfileCatalogue catalogue_;
+    ColocParams params_;
+    std::vector<ReferenceTable> tables_;
+    int table_ = -1;                       // index in tables_ of params_.gpu_type
+    std::vector<GpuQuery> queries_;        // per catalogue id
+    std::vector<double> gpu_cache_;        // size^2 same-GPU speeds
+    int cache_size_ = 0;
+    Calibration calibration_;
+    PairResiduals residuals_;
+};
+
+}  // namespace coloc::model

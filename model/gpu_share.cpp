@@ -1,0 +1,157 @@
+#include "model/gpu_share.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace coloc::model {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int kDim = kNumFeatures + 1;
+using Mat = Eigen::Matrix<double, kDim, kDim>;
+using Vec = Eigen::Matrix<double, kDim, 1>;
+
+double busy(const JobProfile& p) { return std::clamp(std::max(p.sm_util, p.mem_bw_util), 0.0, 1.0); }
+
+double kernel(const SoloFeatures& q, const SoloFeatures& r, const GpuShareParams& p) {
+    double d2 = 0;
+    const std::uint32_t both = q.mask & r.mask;
+    for (int f = 0; f < kNumFeatures; ++f) {
+        if (!((both >> f) & 1u)) continue;
+        const double z = (q.x[static_cast<std::size_t>(f)] - r.x[static_cast<std::size_t>(f)]) /
+                         p.bandwidth[static_cast<std::size_t>(f)];
+        d2 += z * z;
+    }
+    if (q.family && r.family && q.family != r.family) d2 += p.family_penalty;
+    return std::exp(-0.5 * d2);
+}
+
+// Weighted local linear regression evaluated at q; accumulates points one at a time so the
+// caller needs no buffer.
+class LocalLinear {
+public:
+    LocalLinear(const SoloFeatures& q, const GpuShareParams& p) : q_(q), p_(p) {
+        A_.setZero();
+        b_.setZero();
+    }
+    void add(const SoloFeatures& r, double value, double w) {
+        if (w <= 0 || std::isnan(value)) return;
+        Vec z = Vec::Zero();
+        z[0] = 1;
+        const std::uint32_t both = q_.mask & r.mask;
+        for (int f = 0; f < kNumFeatures; ++f)
+            if ((both >> f) & 1u)
+                z[f + 1] = (r.x[static_cast<std::size_t>(f)] - q_.x[static_cast<std::size_t>(f)]) /
+                           p_.bandwidth[static_cast<std::size_t>(f)];
+        A_.noalias() += w * z * z.transpose();
+        b_ += w * value * z;
+        sw_ += w;
+    }
+    double weight() const { return sw_; }
+    double estimate() const {
+        if (sw_ <= 0) return kNaN;
+        Mat A = A_;
+        for (int f = 1; f < kDim; ++f) A(f, f) += p_.ridge * sw_;
+        return A.ldlt().solve(b_)[0];
+    }
+
+private:
+    const SoloFeatures& q_;
+    const GpuShareParams& p_;
+    Mat A_;
+    Vec b_;
+    double sw_ = 0;
+};
+
+double blend(double estimate, double weight, double prior, const GpuShareParams& p) {
+    if (std::isnan(estimate) || weight <= 0) return prior;
+    return (weight * estimate + p.prior_weight * prior) / (weight + p.prior_weight);
+}
+}  // namespace
+
+double prior_gpu_speed(const JobProfile& a, const JobProfile& b, const GpuShareParams& p) {
+    if (a.has("gpu_mem_gb") && b.has("gpu_mem_gb") && a.gpu_mem_gb + b.gpu_mem_gb > p.gpu_mem_capacity_gb)
+        return p.min_speed;
+    return 1.0 / (1.0 + busy(a) * busy(b) * (1.0 + p.slice_overhead));
+}
+
+int ReferenceTable::add_job(const std::string& name, const SoloFeatures& features) {
+    if (int i = index_of(name); i >= 0) return i;
+    names_.push_back(name);
+    features_.push_back(features);
+    const auto n = static_cast<Eigen::Index>(names_.size());
+    Eigen::MatrixXd grown = Eigen::MatrixXd::Constant(n, n, kNaN);
+    grown.topLeftCorner(n - 1, n - 1) = speed_;
+    speed_ = std::move(grown);
+    return static_cast<int>(n - 1);
+}
+
+int ReferenceTable::index_of(const std::string& name) const {
+    for (std::size_t i = 0; i < names_.size(); ++i)
+        if (names_[i] == name) return static_cast<int>(i);
+    return -1;
+}
+
+void ReferenceTable::set_speed(int job, int neighbour, double speed) { speed_(job, neighbour) = speed; }
+double ReferenceTable::speed(int job, int neighbour) const { return speed_(job, neighbour); }
+bool ReferenceTable::has_speed(int job, int neighbour) const { return !std::isnan(speed_(job, neighbour)); }
+
+std::size_t ReferenceTable::measured_pairs() const {
+    std::size_t n = 0;
+    for (Eigen::Index i = 0; i < speed_.size(); ++i) n += !std::isnan(speed_.data()[i]);
+    return n;
+}
+
+double predict_gpu_speed(const ReferenceTable& t, const GpuQuery& a, const GpuQuery& b, bool same_job,
+                         const GpuShareParams& p) {
+    const double prior = prior_gpu_speed(*a.profile, *b.profile, p);
+    const int n = t.size();
+    double est = kNaN, weight = 0;
+    if (a.ref >= 0 && b.ref >= 0 && t.has_speed(a.ref, b.ref)) {
+        est = t.speed(a.ref, b.ref);
+        weight = 1e9;   // measured: the prior no longer matters
+    } else if (same_job) {
+        // Self-pairs: from other jobs' self-pairs, by similarity to a.
+        LocalLinear ll(a.features, p);
+        for (int k = 0; k < n; ++k)
+            if (k != a.ref) ll.add(t.features(k), t.speed(k, k), kernel(a.features, t.features(k), p));
+        est = ll.estimate();
+        weight = ll.weight();
+    } else if (b.ref >= 0 || a.ref >= 0) {
+        // Beside a reference job: how jobs like a fared beside b (column), and how a fared
+        // beside jobs like b (row); both when both are reference jobs.
+        double sum = 0;
+        int parts = 0;
+        if (b.ref >= 0) {
+            LocalLinear col(a.features, p);
+            for (int k = 0; k < n; ++k)
+                if (k != a.ref) col.add(t.features(k), t.speed(k, b.ref), kernel(a.features, t.features(k), p));
+            if (col.weight() > 0) { sum += col.estimate(); weight += col.weight(); ++parts; }
+        }
+        if (a.ref >= 0) {
+            LocalLinear row(b.features, p);
+            for (int k = 0; k < n; ++k)
+                if (k != b.ref) row.add(t.features(k), t.speed(a.ref, k), kernel(b.features, t.features(k), p));
+            if (row.weight() > 0) { sum += row.estimate(); weight += row.weight(); ++parts; }
+        }
+        if (parts > 0) { est = sum / parts; weight /= parts; }
+    } else {
+        // Neither measured: similarity-weighted average over all measured pairs.
+        double sw = 0, s = 0;
+        for (int k = 0; k < n; ++k) {
+            const double wk = kernel(a.features, t.features(k), p);
+            if (wk < 1e-12) continue;
+            for (int m = 0; m < n; ++m) {
+                if (!t.has_speed(k, m)) continue;
+                const double w = wk * kernel(b.features, t.features(m), p);
+                sw += w;
+                s += w * t.speed(k, m);
+            }
+        }
+        if (sw > 0) { est = s / sw; weight = sw; }
+    }
+    return std::clamp(blend(est, weight, prior, p), p.min_speed, 1.0);
+}
+
+}  // namespace coloc::model

@@ -1,0 +1,76 @@
+// Same-GPU term: the speed of a job (relative to solo) while it shares a GPU with one other job.
+//
+// Prediction is a kernel regression in solo-feature space over a reference table of measured
+// pairs (one per GPU type): to predict job a beside job x, look at how jobs similar to a (same
+// family, close batch size, same compute-vs-memory balance across GPU types, close iteration
+// time, close SM / memory utilisation) fared beside x, and fit a local linear trend through
+// them, weighted by similarity. This is what generalises to job types never measured in a pair
+// (bench/model-accuracy, leave-one-job-type-out). A measured value for the exact pair is used
+// as is (the refinement). A physics prior from utilisations enters as a pseudo-observation, so
+// a job with no similar reference still gets a sensible answer and an empty table works.
+#pragma once
+
+#include "model/eigen.hpp"
+#include <array>
+#include <string>
+#include <vector>
+
+#include "model/features.hpp"
+#include "model/profile.hpp"
+
+namespace coloc::model {
+
+struct GpuShareParams {
+    // Kernel bandwidth per feature (in the feature's units), see features.hpp.
+    std::array<double, kNumFeatures> bandwidth{1.5, 1.0, 1.0, 0.5, 0.15, 0.15, 1.0};
+    double family_penalty = 10;   // squared distance added between different known families
+    double ridge = 1.0;           // slope penalty of the local linear fit, per unit of weight
+    double prior_weight = 0.02;   // weight of the physics prior as a pseudo-observation
+    double slice_overhead = 0.1;  // prior: time-slicing cost on top of the busy-time overlap
+    double gpu_mem_capacity_gb = 32;   // prior: two known footprints above this cannot co-run
+    double min_speed = 0.02;      // predictions are clamped to [min_speed, 1]
+};
+
+// Physics prior: job a is busy on the GPU a fraction u_a = max(sm_util, mem_bw_util) of its
+// solo time; beside b its busy time is stretched by b's busy share: slowdown 1 + u_a u_b (1+k).
+// Both footprints known and together above the GPU's memory: the pair cannot run (min_speed);
+// default footprints are no evidence of that.
+double prior_gpu_speed(const JobProfile& a, const JobProfile& b, const GpuShareParams& p);
+
+// Measured same-GPU speeds on one GPU type among reference jobs.
+class ReferenceTable {
+public:
+    explicit ReferenceTable(std::string gpu_type = "") : gpu_type_(std::move(gpu_type)) {}
+    const std::string& gpu_type() const { return gpu_type_; }
+    // Adds (or finds) a reference job; returns its index.
+    int add_job(const std::string& name, const SoloFeatures& features);
+    int index_of(const std::string& name) const;
+    void set_speed(int job, int neighbour, double speed);   // speed of `job` beside `neighbour`
+    double speed(int job, int neighbour) const;             // NaN when not measured
+    bool has_speed(int job, int neighbour) const;
+    int size() const { return static_cast<int>(names_.size()); }
+    const std::string& name(int i) const { return names_[static_cast<std::size_t>(i)]; }
+    const SoloFeatures& features(int i) const { return features_[static_cast<std::size_t>(i)]; }
+    std::size_t measured_pairs() const;
+
+private:
+    std::string gpu_type_;
+    std::vector<std::string> names_;
+    std::vector<SoloFeatures> features_;
+    Eigen::MatrixXd speed_;   // NaN = not measured
+};
+
+// A job as the same-GPU term sees it.
+struct GpuQuery {
+    const JobProfile* profile = nullptr;
+    SoloFeatures features;
+    int ref = -1;             // index in the reference table, -1 when not a reference job
+};
+
+// Speed of `a` (relative to solo) beside `b` on the table's GPU type, in [min_speed, 1].
+// `same_job`: a and b are the same job type (self-pairs behave differently, so they are
+// predicted from other self-pairs).
+double predict_gpu_speed(const ReferenceTable& table, const GpuQuery& a, const GpuQuery& b,
+                         bool same_job, const GpuShareParams& params);
+
+}  // namespace coloc::model

@@ -1,0 +1,68 @@
+// Online learning from observations: a job's measured slowdown beside a known neighbour set.
+//
+// Two layers. (1) Calibration: weighted recursive least squares on one scale factor per term
+// (slowdown = 1 + theta . deltas), started at theta = 1 with a prior of variance prior_var
+// against observation noise noise_var. The global scale should follow evidence from many
+// different pairs, not one pair seen a thousand times, so the n-th sighting of the same pair
+// weighs 1/n^2 (every pair adds at most pi^2/6 observations' worth). (2) Pair residuals: what
+// the calibrated terms leave for a recurring (job, neighbour, level) is averaged into a
+// correction, so the prediction for that pair converges to what was observed. Both persist
+// through params JSON.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "model/eigen.hpp"
+
+namespace coloc::model {
+
+enum Term : int { kGpuTerm = 0, kTopoTerm, kLinkTerm, kNumTerms };
+using TermVector = Eigen::Matrix<double, kNumTerms, 1>;
+using TermMatrix = Eigen::Matrix<double, kNumTerms, kNumTerms>;
+
+const char* term_name(int term);
+
+class Calibration {
+public:
+    explicit Calibration(double prior_var = 0.05, double noise_var = 0.04, double forgetting = 1.0);
+    const TermVector& theta() const { return theta_; }
+    const TermMatrix& covariance() const { return P_; }
+    long updates() const { return n_; }
+    // One RLS step: fit theta . deltas to `target` (observed extra slowdown), with `weight`.
+    void update(const TermVector& deltas, double target, double weight = 1.0);
+    void set_state(const TermVector& theta, const TermMatrix& P, long n);
+    double forgetting() const { return forgetting_; }
+
+private:
+    TermVector theta_ = TermVector::Ones();
+    TermMatrix P_;
+    double forgetting_;
+    long n_ = 0;
+};
+
+struct Residual {
+    double value = 0;   // additive slowdown correction
+    long n = 0;         // observations averaged into it
+};
+
+class PairResiduals {
+public:
+    explicit PairResiduals(double min_rate = 0.05) : min_rate_(min_rate) {}
+    double get(int job, int neighbour, int term) const;
+    long count(int job, int neighbour, int term) const;
+    // Moves the residual towards `error` by a running-mean step (at least min_rate, so a pair
+    // whose behaviour changes is tracked).
+    void add(int job, int neighbour, int term, double error);
+    void set(int job, int neighbour, int term, Residual r);
+    const std::unordered_map<std::uint64_t, Residual>& all() const { return map_; }
+    static std::uint64_t key(int job, int neighbour, int term);
+    static void unkey(std::uint64_t k, int& job, int& neighbour, int& term);
+    void clear() { map_.clear(); }
+
+private:
+    std::unordered_map<std::uint64_t, Residual> map_;
+    double min_rate_;
+};
+
+}  // namespace coloc::model

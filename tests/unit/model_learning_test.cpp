@@ -1,0 +1,120 @@
+// Online learning and parameter persistence.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/coloc_model.hpp"
+
+using namespace coloc::model;
+
+namespace {
+ProfileCatalogue catalogue() {
+    ProfileCatalogue cat;
+    for (const char* n : {"a", "b", "c", "d"}) {
+        JobProfile p;
+        p.name = n;
+        p.sm_util = 0.3 + 0.15 * (n[0] - 'a');
+        p.known["sm_util"] = true;
+        cat.intern(p);
+    }
+    return cat;
+}
+}  // namespace
+
+TEST_CASE("the prediction for a recurring pair converges to what was observed") {
+    ColocModel model(catalogue());
+    const JobProfile& a = *model.catalogue().find("a");
+    const JobProfile& b = *model.catalogue().find("b");
+    const Neighbour n{&b, Sharing::Gpu, std::nullopt};
+    const double observed = 2.3;
+    const double before = model.slowdown(a, std::span(&n, 1));
+    CHECK(std::abs(before - observed) > 0.5);
+    for (int i = 0; i < 200; ++i) model.observe(a, std::span(&n, 1), observed);
+    CHECK(model.slowdown(a, std::span(&n, 1)) == doctest::Approx(observed).epsilon(0.01));
+    // One pair's lesson stays mostly with that pair.
+    const Neighbour nc{&model.catalogue().at(model.catalogue().find("c")->id), Sharing::Gpu, std::nullopt};
+    const double other_before = ColocModel(catalogue()).slowdown(a, std::span(&nc, 1));
+    CHECK(std::abs(model.slowdown(a, std::span(&nc, 1)) - other_before) < 0.6 * std::abs(observed - before));
+}
+
+TEST_CASE("noisy observations of a recurring pair converge to their mean") {
+    ColocModel model(catalogue());
+    const JobProfile& c = *model.catalogue().find("c");
+    const JobProfile& d = *model.catalogue().find("d");
+    const Neighbour n{&d, Sharing::Switch, std::nullopt};
+    for (int i = 0; i < 400; ++i) model.observe(c, std::span(&n, 1), 1.2 + (i % 2 ? 0.05 : -0.05));
+    CHECK(model.slowdown(c, std::span(&n, 1)) == doctest::Approx(1.2).epsilon(0.03));
+}
+
+TEST_CASE("calibration (RLS) recovers the terms' scales from varied observations") {
+    Calibration cal(0.05, 0.04);
+    for (int i = 0; i < 500; ++i) {
+        TermVector x;
+        x << 0.2 + 0.1 * (i % 7), 0.3 * (i % 3), 0.5 * (i % 5 == 0);
+        cal.update(x, 1.5 * x[0] + 0.5 * x[1] + 2.0 * x[2]);
+    }
+    CHECK(cal.theta()[kGpuTerm] == doctest::Approx(1.5).epsilon(0.02));
+    CHECK(cal.theta()[kTopoTerm] == doctest::Approx(0.5).epsilon(0.05));
+    CHECK(cal.theta()[kLinkTerm] == doctest::Approx(2.0).epsilon(0.05));
+    CHECK(cal.updates() == 500);
+}
+
+TEST_CASE("the model's calibration moves towards a term that is consistently off") {
+    ColocModel model(catalogue());
+    const ColocModel fresh(catalogue());
+    const auto& cat = model.catalogue();
+    for (int round = 0; round < 50; ++round)
+        for (const char* x : {"a", "b", "c", "d"})
+            for (const char* y : {"a", "b", "c", "d"}) {
+                const Neighbour n{cat.find(y), Sharing::Gpu, std::nullopt};
+                const double base = fresh.slowdown(*cat.find(x), std::span(&n, 1));
+                model.observe(*cat.find(x), std::span(&n, 1), 1 + 1.5 * (base - 1));
+            }
+    CHECK(model.calibration().theta()[kGpuTerm] > 1.05);
+    CHECK(model.calibration().theta()[kTopoTerm] == 1.0);   // no evidence about it
+}
+
+TEST_CASE("params JSON round trip reproduces every prediction") {
+    ColocModel model(catalogue());
+    const auto& cat = model.catalogue();
+    const Neighbour n{cat.find("b"), Sharing::Gpu, std::nullopt};
+    const Neighbour m{cat.find("c"), Sharing::Node, std::nullopt};
+    for (int i = 0; i < 20; ++i) {
+        model.observe(*cat.find("a"), std::span(&n, 1), 1.9);
+        model.observe(*cat.find("d"), std::span(&m, 1), 1.15);
+    }
+    const nlohmann::json saved = nlohmann::json::parse(model.params_json().dump());
+    ColocModel loaded(catalogue());
+    loaded.load_params_json(saved);
+    for (const char* x : {"a", "b", "c", "d"})
+        for (const Neighbour* nb : {&n, &m}) {
+            const Neighbour local{loaded.catalogue().find(nb->profile->name), nb->where, std::nullopt};
+            CHECK(loaded.slowdown(*loaded.catalogue().find(x), std::span(&local, 1)) ==
+                  doctest::Approx(model.slowdown(*cat.find(x), std::span(nb, 1))));
+        }
+    CHECK(loaded.params_json() == model.params_json());
+}
+
+TEST_CASE("bad params are rejected and leave the model as it was") {
+    ColocModel model(catalogue());
+    const nlohmann::json before = model.params_json();
+    CHECK_THROWS(model.load_params_json(nlohmann::json::parse(R"({"gpu": {"ridge": "high"}})")));
+    CHECK_THROWS(model.load_params_json(nlohmann::json::parse(R"({"model": "baseline"})")));
+    CHECK_THROWS(model.load_params_json(nlohmann::json::parse(R"({"calibration": {"theta": [1, 2]}})")));
+    CHECK_THROWS(model.load_params_json(nlohmann::json::parse(R"([1, 2])")));
+    CHECK(model.params_json() == before);
+}
+
+TEST_CASE("residuals of profiles no longer in the catalogue are dropped on load") {
+    ColocModel model(catalogue());
+    const auto& cat = model.catalogue();
+    const Neighbour n{cat.find("b"), Sharing::Gpu, std::nullopt};
+    model.observe(*cat.find("a"), std::span(&n, 1), 3.0);
+    ProfileCatalogue smaller;
+    JobProfile only;
+    only.name = "a";
+    smaller.intern(only);
+    ColocModel other(smaller);
+    other.load_params_json(model.params_json());
+    CHECK(other.params_json()["residuals"].empty());
+}
