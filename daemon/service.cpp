@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "daemon/log.hpp"
+#include "model/coloc_model.hpp"
 #include "model/factory.hpp"
 #include "model/io/profiles_yaml.hpp"
 #include "proto/errors.hpp"
@@ -55,7 +56,7 @@ json candidate_json(const place::Candidate& c, const place::Topology& topo) {
 const Service::Route Service::kRoutes[] = {
     {"place", &Service::on_place},     {"started", &Service::on_started}, {"ended", &Service::on_ended},
     {"status", &Service::on_status},   {"nodes", &Service::on_nodes},     {"jobs", &Service::on_jobs},
-    {"history", &Service::on_history}, {"explain", &Service::on_explain},
+    {"history", &Service::on_history}, {"explain", &Service::on_explain}, {"observe", &Service::on_observe},
 };
 
 Service::Service(Config config)
@@ -67,7 +68,21 @@ Service::Service(Config config)
       policy_(*model_),
       cluster_(cfg_.topology),
       started_at_(now_s()) {
+    load_learned_params();
     recover_running_jobs();
+}
+
+void Service::load_learned_params() {
+    auto* learner = dynamic_cast<model::ColocModel*>(model_.get());
+    if (!learner) return;
+    auto saved = store_.load_model_params(model_->name());
+    if (!saved) return;
+    try {
+        learner->load_params_json(json::parse(*saved));
+        log_info("model parameters learned earlier loaded from " + cfg_.database);
+    } catch (const std::exception& e) {
+        log_error("ignoring the stored model parameters: " + std::string(e.what()));
+    }
 }
 
 Service::~Service() = default;
@@ -202,7 +217,8 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     place::JobRequest request;
     request.id = static_cast<place::JobId>(r.job_id);
     request.profile = profile;
-    request.nodes = std::max<int>(1, static_cast<int>(r.job_nodes.size()));
+    // Slurm chose the nodes; each node's plugin asks for its own share, placed on that node.
+    request.nodes = 1;
     request.allowed_nodes = {node};
 
     std::vector<int> gpus;
@@ -336,6 +352,7 @@ json Service::on_status(const proto::Request&, const proto::Identity&) {
         {"reused", counters_.reused},
         {"adopted", counters_.adopted},
         {"ended", counters_.ended},
+        {"observations", counters_.observations},
     };
     return {{"status", status}};
 }
@@ -425,6 +442,50 @@ json Service::on_explain(const proto::Request& req, const proto::Identity& who) 
         {"profiles", catalogue_.size()}, {"candidates", alternatives}});
     }
     return {{"explain", decisions}};
+}
+
+}  // namespace coloc::daemon
+
+namespace coloc::daemon {
+
+// A job's measured iteration time (from the job itself or a monitor) with the neighbours it has
+// now: the model learns the slowdown against the profile's solo time, and what it learned is
+// committed before the reply.
+json Service::on_observe(const proto::Request& req, const proto::Identity& who) {
+    const std::int64_t job_id = proto::get_int(req.body, "job_id", 1, proto::kMaxJobId);
+    const double iter_time = proto::get_number_or(req.body, "iter_time_s", 0, 1e-6, 1e6);
+    if (iter_time <= 0) throw ProtoError(code::kBadField, "field 'iter_time_s': missing");
+    auto job = store_.job(job_id);
+    if (!job) throw ProtoError(code::kNotFound, "job " + std::to_string(job_id) + " is not known to colocd");
+    if (!access_.may_report(who.uid) && job->uid != static_cast<std::int64_t>(who.uid))
+        throw ProtoError(code::kForbidden, "uid " + std::to_string(who.uid) + " may not report for job " +
+                                               std::to_string(job_id));
+    const place::RunningJob* running = cluster_.find(static_cast<place::JobId>(job_id));
+    if (!running) throw ProtoError(code::kNotFound, "job " + std::to_string(job_id) + " is not running");
+    std::vector<model::Neighbour> neighbours;
+    cluster_.neighbours_of(*running, neighbours);
+    json listed = json::array();
+    for (const auto& n : neighbours) listed.push_back({{"profile", n.profile->name}, {"where", model::to_string(n.where)}});
+    const double solo = running->profile->iter_time_s;
+    const double measured = std::max(1.0, iter_time / solo);
+    const double predicted = model_->slowdown(*running->profile, neighbours);
+    std::string params = "{}";
+    if (auto* learner = dynamic_cast<model::ColocModel*>(model_.get())) {
+        model::ColocModel before = *learner;
+        learner->observe(*running->profile, neighbours, measured);
+        params = learner->params_json().dump();
+        try {
+            store_.record_observation(job_id, now_s(), iter_time, listed.dump(), model_->name(), params);
+        } catch (...) {
+            *learner = std::move(before);  // what is not stored is not learned
+            throw;
+        }
+    } else {
+        store_.record_observation(job_id, now_s(), iter_time, listed.dump(), model_->name(), params);
+    }
+    ++counters_.observations;
+    return {{"measured_slowdown", measured}, {"predicted_before", predicted},
+            {"predicted_now", model_->slowdown(*running->profile, neighbours)}};
 }
 
 }  // namespace coloc::daemon

@@ -29,6 +29,7 @@ struct Counters {
     std::int64_t reused = 0;        // later steps answered from an earlier decision
     std::int64_t adopted = 0;       // fallback placements the plugin reported afterwards
     std::int64_t ended = 0;
+    std::int64_t observations = 0;  // iteration timings the model learned from
 };
 
 class Service {
@@ -59,6 +60,8 @@ private:
     proto::json on_jobs(const proto::Request&, const proto::Identity&);
     proto::json on_history(const proto::Request&, const proto::Identity&);
     proto::json on_explain(const proto::Request&, const proto::Identity&);
+    proto::json on_observe(const proto::Request&, const proto::Identity&);
+    void load_learned_params();
 
     void require_reporter(const proto::Identity& who) const;
     void recover_running_jobs();

@@ -96,7 +96,7 @@ constexpr const char* kPlacementColumns =
 struct Store::Statements {
     Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement,
         close_colocations, end_job, job, jobs_all, jobs_of_uid, placements_of, open_placements,
-        colocations_of, count_jobs, save_params, load_params;
+        colocations_of, count_jobs, save_params, load_params, insert_observation, count_observations;
 
     explicit Statements(sqlite3* db)
         : upsert_job(db, sql::kUpsertJob),
@@ -119,7 +119,9 @@ struct Store::Statements {
           count_jobs(db, "SELECT count(*) FROM jobs"),
           save_params(db, "INSERT INTO model_params (name, params, updated) VALUES (?1, ?2, ?3) "
                           "ON CONFLICT (name) DO UPDATE SET params = excluded.params, updated = excluded.updated"),
-          load_params(db, "SELECT params FROM model_params WHERE name = ?1") {}
+          load_params(db, "SELECT params FROM model_params WHERE name = ?1"),
+          insert_observation(db, "INSERT INTO observations (job_id, time, iter_time_s, neighbours) VALUES (?1, ?2, ?3, ?4)"),
+          count_observations(db, "SELECT count(*) FROM observations") {}
 };
 
 namespace {
@@ -291,6 +293,23 @@ void Store::save_model_params(const std::string& name, const std::string& json, 
     Transaction tx(*db_);
     st_->save_params.reset().bind(1, name).bind(2, json).bind(3, time).run();
     tx.commit();
+}
+
+void Store::record_observation(std::int64_t job_id, std::int64_t time, double iter_time_s,
+                               const std::string& neighbours_json, const std::string& model_name,
+                               const std::string& params_json) {
+    Transaction tx(*db_);
+    st_->insert_observation.reset().bind(1, job_id).bind(2, time).bind(3, iter_time_s).bind(4, neighbours_json).run();
+    st_->save_params.reset().bind(1, model_name).bind(2, params_json).bind(3, time).run();
+    tx.commit();
+}
+
+std::int64_t Store::count_observations() {
+    auto& s = st_->count_observations.reset();
+    s.step();
+    std::int64_t n = s.int64(0);
+    s.reset();
+    return n;
 }
 
 std::optional<std::string> Store::load_model_params(const std::string& name) {

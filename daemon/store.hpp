@@ -72,6 +72,11 @@ public:
     std::int64_t count_jobs();
 
     void save_model_params(const std::string& name, const std::string& json, std::int64_t time);
+    // An observed iteration time and the model parameters it updated, in one transaction.
+    void record_observation(std::int64_t job_id, std::int64_t time, double iter_time_s,
+                            const std::string& neighbours_json, const std::string& model_name,
+                            const std::string& params_json);
+    std::int64_t count_observations();
     std::optional<std::string> load_model_params(const std::string& name);
 
     Database& db() { return *db_; }

@@ -172,3 +172,34 @@ TEST_CASE("service: refused requests change nothing") {
     CHECK(s.cluster().job_count() == 1);
     CHECK(s.counters().refused >= 6);
 }
+
+TEST_CASE("service: observed iteration times teach the model, and what it learned survives a restart") {
+    std::string db = test::scratch("learn.db");
+    double learned = 0;
+    {
+        Service s(test_config(db));
+        REQUIRE(place_job(s, 1, "bind", 1)["ok"] == true);
+        REQUIRE(place_job(s, 2, "bind", 4)["ok"] == true);  // shares job 1's GPU
+        const double solo = s.cluster().find(1)->profile->iter_time_s;
+        json first;
+        for (int i = 0; i < 40; ++i) {
+            json r = call(s, {{"op", "observe"}, {"job_id", 1}, {"iter_time_s", solo * 3.0}});
+            REQUIRE(r["ok"] == true);
+            if (i == 0) first = r;
+        }
+        json last = call(s, {{"op", "observe"}, {"job_id", 1}, {"iter_time_s", solo * 3.0}});
+        CHECK(last["measured_slowdown"].get<double>() == doctest::Approx(3.0));
+        // The prediction for this recurring pairing moves to what was observed.
+        CHECK(std::abs(last["predicted_now"].get<double>() - 3.0) <
+              std::abs(first["predicted_before"].get<double>() - 3.0));
+        CHECK(last["predicted_now"].get<double>() == doctest::Approx(3.0).epsilon(0.1));
+        learned = last["predicted_now"];
+        CHECK(s.counters().observations == 41);
+        CHECK(call(s, {{"op", "observe"}, {"job_id", 99}, {"iter_time_s", 1.0}})["error"]["code"] == "not_found");
+        CHECK(call(s, {{"op", "observe"}, {"job_id", 1}})["error"]["code"] == "bad_field");
+    }
+    Service again(test_config(db));
+    json r = call(again, {{"op", "observe"}, {"job_id", 1}, {"iter_time_s", again.cluster().find(1)->profile->iter_time_s * 3.0}});
+    REQUIRE(r["ok"] == true);
+    CHECK(r["predicted_before"].get<double>() == doctest::Approx(learned).epsilon(0.02));
+}

@@ -1,0 +1,92 @@
+#include "spank/job_env.hpp"
+
+#include <cstdlib>
+#include <vector>
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+#include "spank/gpu_env.hpp"
+
+namespace coloc::spank {
+
+namespace {
+
+// A variable of the step's environment. Some are only in slurmstepd's own environment at
+// init_post_opt (SLURMD_NODENAME for a batch step), hence the getenv fallback.
+std::string step_env(spank_t sp, const char* name) {
+    std::vector<char> buf(4096);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        spank_err_t rc = spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size()));
+        if (rc == ESPANK_SUCCESS) return std::string(buf.data());
+        if (rc != ESPANK_NOSPACE) break;
+        buf.resize(1 << 20);  // a long SLURM_JOB_NODELIST
+    }
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+std::vector<std::string> expand_hostlist(const std::string& ranged) {
+    std::vector<std::string> out;
+    if (ranged.empty()) return out;
+    hostlist_t hl = slurm_hostlist_create(ranged.c_str());
+    if (!hl) return out;
+    while (char* host = slurm_hostlist_shift(hl)) {
+        if (out.size() < 4096) out.emplace_back(host);
+        std::free(host);
+    }
+    slurm_hostlist_destroy(hl);
+    return out;
+}
+
+}  // namespace
+
+JobFacts read_job_facts(spank_t sp, std::uint32_t& step_id) {
+    JobFacts f;
+    std::uint32_t job = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job) == ESPANK_SUCCESS) f.job_id = job;
+    step_id = 0;
+    spank_get_item(sp, S_JOB_STEPID, &step_id);
+    uid_t uid = 0;
+    if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS) f.uid = uid;
+    // slurmstepd's own environment, from its slurmd: the step's environment may carry the batch
+    // script's SLURMD_NODENAME (srun forwards it), which names the first node of the job.
+    const char* node = std::getenv("SLURMD_NODENAME");
+    f.node = node && *node ? node : step_env(sp, "SLURMD_NODENAME");
+    f.partition = step_env(sp, "SLURM_JOB_PARTITION");
+    f.job_name = step_env(sp, "SLURM_JOB_NAME");
+    f.job_nodes = expand_hostlist(step_env(sp, "SLURM_JOB_NODELIST"));
+    const std::string visible = step_env(sp, "CUDA_VISIBLE_DEVICES");
+    f.slurm_gpus = slurm_gpus_from(step_env(sp, "SLURM_STEP_GPUS"), step_env(sp, "SLURM_JOB_GPUS"), visible,
+                                   step_env(sp, "COLOC_DECISION"));
+    if (!f.slurm_gpus.empty()) f.cuda_visible = parse_index_list(visible);
+    return f;
+}
+
+std::string apply_outcome(spank_t sp, const Outcome& outcome) {
+    std::string errors;
+    if (outcome.set_devices &&
+        spank_setenv(sp, "CUDA_VISIBLE_DEVICES", outcome.visible_devices.c_str(), 1) != ESPANK_SUCCESS)
+        errors += "cannot set CUDA_VISIBLE_DEVICES";
+    if (!outcome.decision_label.empty() &&
+        spank_setenv(sp, "COLOC_DECISION", outcome.decision_label.c_str(), 1) != ESPANK_SUCCESS)
+        errors += std::string(errors.empty() ? "" : "; ") + "cannot set COLOC_DECISION";
+    return errors;
+}
+
+std::string epilog_env(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+std::optional<int> epilog_exit_code() {
+    std::string v = epilog_env("SLURM_JOB_EXIT_CODE");
+    if (v.empty()) return std::nullopt;
+    char* end = nullptr;
+    long status = std::strtol(v.c_str(), &end, 10);
+    if (!end || *end != '\0') return std::nullopt;
+    return exit_code_from_wait_status(static_cast<int>(status));
+}
+
+}  // namespace coloc::spank

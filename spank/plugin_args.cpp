@@ -1,0 +1,93 @@
+#include "spank/plugin_args.hpp"
+
+#include <cctype>
+#include <charconv>
+
+namespace coloc::spank {
+
+namespace {
+
+constexpr int kMaxTimeoutMs = 10000;  // a launch must never wait longer than this on colocd
+constexpr int kMaxGpus = 1024;
+constexpr int kMaxSlotsPerGpu = 64;
+
+bool parse_int(const std::string& text, int min, int max, int& out, std::string& why) {
+    int v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+        why = "not an integer";
+        return false;
+    }
+    if (v < min || v > max) {
+        why = "outside " + std::to_string(min) + ".." + std::to_string(max);
+        return false;
+    }
+    out = v;
+    return true;
+}
+
+bool valid_gres_name(const std::string& s) {
+    if (s.empty() || s.size() > 64) return false;
+    for (char c : s)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+    return true;
+}
+
+}  // namespace
+
+ParsedArgs parse_plugin_args(const std::vector<std::string>& args) {
+    ParsedArgs out;
+    PluginConfig& c = out.config;
+    for (const std::string& arg : args) {
+        auto eq = arg.find('=');
+        if (eq == std::string::npos) {
+            out.errors.push_back(arg + " (expected key=value)");
+            continue;
+        }
+        const std::string key = arg.substr(0, eq);
+        const std::string value = arg.substr(eq + 1);
+        std::string why;
+        if (key == "endpoint") {
+            if (value.rfind("ipc://", 0) == 0 && value.size() > 6 && value.size() <= 107 + 6) c.endpoint = value;
+            else if (value.rfind("tcp://", 0) == 0 && value.size() > 6) c.endpoint = value;
+            else why = "expected ipc://PATH or tcp://HOST:PORT";
+        } else if (key == "timeout_ms") {
+            parse_int(value, 1, kMaxTimeoutMs, c.timeout_ms, why);
+        } else if (key == "mode") {
+            if (value == "auto" || value == "bind" || value == "narrow" || value == "observe") c.mode = value;
+            else why = "expected auto, bind, narrow or observe";
+        } else if (key == "gpus") {
+            parse_int(value, 0, kMaxGpus, c.gpus, why);
+        } else if (key == "slots_per_gpu") {
+            parse_int(value, 0, kMaxSlotsPerGpu, c.slots_per_gpu, why);
+        } else if (key == "state_dir") {
+            if (!value.empty() && value[0] == '/' && value.size() < 200) c.state_dir = value;
+            else why = "expected an absolute path";
+        } else if (key == "munge_socket") {
+            if (!value.empty() && value[0] == '/') c.munge_socket = value;
+            else why = "expected an absolute path";
+        } else if (key == "slot_gres") {
+            if (valid_gres_name(value)) c.slot_gres = value;
+            else why = "expected a GRES name";
+        } else {
+            why = "unknown argument";
+        }
+        if (!why.empty()) out.errors.push_back(arg + " (" + why + ")");
+    }
+    return out;
+}
+
+ParsedArgs parse_plugin_args(int argc, char** argv) {
+    std::vector<std::string> args;
+    for (int i = 0; i < argc; ++i)
+        if (argv && argv[i]) args.emplace_back(argv[i]);
+    return parse_plugin_args(args);
+}
+
+std::string join_errors(const std::vector<std::string>& errors) {
+    std::string s;
+    for (const auto& e : errors) s += (s.empty() ? "" : "; ") + e;
+    return s;
+}
+
+}  // namespace coloc::spank

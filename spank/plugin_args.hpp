@@ -1,0 +1,36 @@
+// The plugstack.conf arguments of spank_coloc.so, e.g.
+//   optional spank_coloc.so endpoint=ipc:///run/coloc/colocd.sock timeout_ms=250 mode=auto
+//            gpus=4 slots_per_gpu=2 state_dir=/run/coloc munge_socket=/run/munge/munge.socket.2
+// A bad argument must never fail a job: it is reported and its default kept.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace coloc::spank {
+
+struct PluginConfig {
+    std::string endpoint = "ipc:///run/coloc/colocd.sock";
+    int timeout_ms = 250;         // one hard deadline for the whole place exchange
+    std::string mode = "auto";    // auto | bind | narrow | observe
+    int gpus = 0;                 // this node's GPUs; 0 = no bind fallback possible
+    int slots_per_gpu = 0;        // jobs that may share one GPU; 0 = no bind fallback possible
+    std::string state_dir = "/run/coloc";
+    std::string munge_socket;     // empty = munge's own default
+    std::string slot_gres = "gpuslot";  // the count-only GRES whose count is the bind slots
+
+    bool bind_fallback_possible() const { return gpus > 0 && slots_per_gpu > 0; }
+};
+
+struct ParsedArgs {
+    PluginConfig config;
+    std::vector<std::string> errors;  // one entry per rejected argument, for one log line
+};
+
+ParsedArgs parse_plugin_args(const std::vector<std::string>& args);
+ParsedArgs parse_plugin_args(int argc, char** argv);
+
+// "timeout_ms=x (not an integer); foo=1 (unknown argument)": the one line to log.
+std::string join_errors(const std::vector<std::string>& errors);
+
+}  // namespace coloc::spank

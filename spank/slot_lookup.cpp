@@ -1,0 +1,50 @@
+#include "spank/slot_lookup.hpp"
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+}
+
+#include "spank/gres_count.hpp"
+
+namespace coloc::spank {
+
+namespace {
+
+// The node's position in the job's node list: gres_detail_str is indexed by it.
+int node_index(const char* nodes, const std::string& node) {
+    if (!nodes || node.empty()) return -1;
+    hostlist_t hl = slurm_hostlist_create(nodes);
+    if (!hl) return -1;
+    int idx = slurm_hostlist_find(hl, node.c_str());
+    slurm_hostlist_destroy(hl);
+    return idx;
+}
+
+}  // namespace
+
+int slurm_job_gres_count(std::uint32_t job_id, const std::string& node, const std::string& gres, std::string& why) {
+    job_info_msg_t* msg = nullptr;
+    if (slurm_load_job(&msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS || !msg) {
+        why = std::string("slurm_load_job: ") + slurm_strerror(slurm_get_errno());
+        return -1;
+    }
+    int count = -1;
+    for (uint32_t i = 0; i < msg->record_count && count < 0; ++i) {
+        const slurm_job_info_t& job = msg->job_array[i];
+        if (job.job_id != job_id) continue;
+        int idx = node_index(job.nodes, node);
+        if (idx >= 0 && static_cast<uint32_t>(idx) < job.gres_detail_cnt && job.gres_detail_str &&
+            job.gres_detail_str[idx])
+            count = gres_count_in_detail(job.gres_detail_str[idx], gres);
+        else if (job.tres_per_node)
+            count = gres_count_in_tres(job.tres_per_node, gres);
+        else
+            count = 0;  // the job asked for no GRES at all
+    }
+    slurm_free_job_info_msg(msg);
+    if (count < 0) why = "job " + std::to_string(job_id) + ": no readable " + gres + " count in Slurm's job record";
+    return count;
+}
+
+}  // namespace coloc::spank

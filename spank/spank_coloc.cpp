@@ -1,0 +1,192 @@
+// spank_coloc.so: the SPANK callbacks and their dispatch by context. Slurm calls every callback
+// in every context (sbatch, srun, slurmstepd, slurmd, prolog/epilog); each one does its work in
+// one context only, catches everything, and returns 0: the plugin must never fail or stall a job.
+#include <cstdint>
+#include <cstdlib>
+#include <ctime>
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+#include "proto/client.hpp"
+#include "spank/job_env.hpp"
+#include "spank/placement.hpp"
+#include "spank/plugin_args.hpp"
+#include "spank/slot_lookup.hpp"
+#include "spank/spank_api.hpp"
+#include "spank/user_options.hpp"
+
+extern "C" {
+// SPANK_PLUGIN(coloc, 1), spelled out: in C++ a namespace-scope const has internal linkage.
+extern const char plugin_name[] = "coloc";
+extern const char plugin_type[] = "spank";
+extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+extern const unsigned int spank_plugin_version = 1;
+}
+
+namespace coloc::spank {
+namespace {
+
+// One step's view; slurmstepd runs one step per process, and task_init runs in a fork of it.
+struct Plugin {
+    PluginConfig config;
+    std::vector<std::string> arg_errors;
+    UserOptions options;
+    JobFacts facts;
+    Outcome outcome;
+    bool started_reported = false;
+};
+
+Plugin& plugin() {
+    static Plugin p;
+    return p;
+}
+
+void log_line(const std::string& line) { slurm_error("coloc: %s", line.c_str()); }
+
+Services production_services() {
+    Services s;
+    s.lookup_slots = [](const JobFacts& f, const std::string& gres, std::string& why) {
+        return slurm_job_gres_count(static_cast<std::uint32_t>(f.job_id), f.node, gres, why);
+    };
+    s.call = [](const std::string& endpoint, const nlohmann::json& body, const proto::CallOptions& options) {
+        return proto::call(endpoint, body, options);
+    };
+    s.now = [] { return static_cast<std::int64_t>(std::time(nullptr)); };
+    s.log = log_line;
+    return s;
+}
+
+// A bad option value refuses the submission (sbatch/srun print the reason); in slurmstepd the
+// job is already running, so the value is ignored instead.
+int take_option(std::string (*set)(UserOptions&, const char*), const char* optarg, int remote) {
+    try {
+        std::string why = set(plugin().options, optarg);
+        if (why.empty()) return 0;
+        if (remote) {
+            log_line("ignoring " + why);
+            return 0;
+        }
+        slurm_error("coloc: %s", why.c_str());
+        return -1;
+    } catch (...) {
+        return 0;
+    }
+}
+
+int on_profile(int, const char* optarg, int remote) { return take_option(set_profile, optarg, remote); }
+int on_switch(int, const char* optarg, int remote) { return take_option(set_switch, optarg, remote); }
+
+struct spank_option options_table[] = {
+    {const_cast<char*>("coloc-profile"), const_cast<char*>("NAME"),
+     const_cast<char*>("coloc: what kind of training job this is (a profile name known to colocd)"), 1, 0, on_profile},
+    {const_cast<char*>("coloc"), const_cast<char*>("on|off"),
+     const_cast<char*>("coloc: interference-aware GPU placement for this job (default on)"), 1, 0, on_switch},
+    SPANK_OPTIONS_TABLE_END,
+};
+
+// Runs `fn` with everything caught: no exception may cross into Slurm.
+template <class F>
+int guarded(const char* callback, F&& fn) {
+    try {
+        if (!spank_api_available()) return 0;
+        fn();
+    } catch (const std::exception& e) {
+        try {
+            log_line(std::string(callback) + ": " + e.what());
+        } catch (...) {
+        }
+    } catch (...) {
+        try {
+            log_line(std::string(callback) + ": unexpected failure");
+        } catch (...) {
+        }
+    }
+    return 0;
+}
+
+void init(spank_t sp, int ac, char** av) {
+    Plugin& p = plugin();
+    ParsedArgs parsed = parse_plugin_args(ac, av);
+    p.config = parsed.config;
+    p.arg_errors = parsed.errors;
+    const spank_context_t ctx = spank_context();
+    if (ctx == S_CTX_ALLOCATOR || ctx == S_CTX_LOCAL || ctx == S_CTX_REMOTE)
+        for (spank_option* o = options_table; o->name; ++o) spank_option_register(sp, o);
+    // The arguments matter in slurmd (logged once at its start) and slurmstepd (each step).
+    if (!p.arg_errors.empty() && (ctx == S_CTX_SLURMD || ctx == S_CTX_REMOTE))
+        log_line("ignoring plugstack arguments: " + join_errors(p.arg_errors));
+}
+
+void init_post_opt(spank_t sp) {
+    if (spank_context() != S_CTX_REMOTE) return;
+    Plugin& p = plugin();
+    if (p.options.off) return;
+    std::uint32_t step = 0;
+    p.facts = read_job_facts(sp, step);
+    if (step == SLURM_EXTERN_CONT) return;  // runs no task of the job
+    if (p.facts.node.empty()) {
+        log_line("job " + std::to_string(p.facts.job_id) + ": SLURMD_NODENAME is not set; not placing");
+        return;
+    }
+    p.outcome = place_step(p.config, p.options, p.facts, production_services());
+}
+
+void task_init(spank_t sp) {
+    if (spank_context() != S_CTX_REMOTE) return;
+    std::string err = apply_outcome(sp, plugin().outcome);
+    if (!err.empty()) log_line("job " + std::to_string(plugin().facts.job_id) + ": " + err);
+}
+
+void task_post_fork(spank_t sp) {
+    if (spank_context() != S_CTX_REMOTE) return;
+    Plugin& p = plugin();
+    int task = -1;
+    if (p.started_reported || spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS || task != 0) return;
+    p.started_reported = true;
+    report_started(p.config, p.facts, p.outcome, production_services());
+}
+
+void job_epilog(spank_t sp, int ac, char** av) {
+    if (spank_context() != S_CTX_JOB_SCRIPT) return;
+    // slurm_spank_init is not called in the job script context: read the arguments here.
+    const PluginConfig config = parse_plugin_args(ac, av).config;
+    std::uint32_t job = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || job == 0)
+        job = static_cast<std::uint32_t>(std::strtoul(epilog_env("SLURM_JOB_ID").c_str(), nullptr, 10));
+    const std::string node = epilog_env("SLURMD_NODENAME");
+    if (job == 0 || node.empty()) return;
+    report_ended(config, job, node, epilog_exit_code(), production_services());
+}
+
+}  // namespace
+}  // namespace coloc::spank
+
+using namespace coloc::spank;
+
+extern "C" {
+
+int slurm_spank_init(spank_t sp, int ac, char** av) {
+    return guarded("init", [&] { init(sp, ac, av); });
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int, char**) {
+    return guarded("init_post_opt", [&] { init_post_opt(sp); });
+}
+
+int slurm_spank_task_init(spank_t sp, int, char**) {
+    return guarded("task_init", [&] { task_init(sp); });
+}
+
+int slurm_spank_task_post_fork(spank_t sp, int, char**) {
+    return guarded("task_post_fork", [&] { task_post_fork(sp); });
+}
+
+// One `ended` per job per node: the epilog runs once on every node of the job when it ends,
+// after all its steps, and also clears the job's holding from the node-local state.
+int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
+    return guarded("job_epilog", [&] { job_epilog(sp, ac, av); });
+}
+
+}  // extern "C"
