@@ -47,7 +47,10 @@ struct Services {
     std::function<void(const std::string&)> log;    // one line; the sink adds "coloc: "
 };
 
-inline constexpr int kLockWaitMs = 50;      // peers hold the node lock for well under 1 ms
+inline constexpr int kLockWaitMs = 100;     // peers hold the node lock for well under 1 ms,
+                                             // but a loaded node may not run them for a while
+// The job epilog delays no launch: it waits longer rather than leave a job's slots taken.
+inline constexpr int kEpilogLockWaitMs = 2000;
 inline constexpr int kReplyMarginMs = 5;    // the child gives up this long before the deadline
 inline constexpr int kKillMarginMs = 10;    // the parent kills the child this long after it
 

@@ -51,7 +51,7 @@ void report_ended(const PluginConfig& config, std::int64_t job_id, const std::st
         bool own = false;
         std::vector<Holding> to_send;  // ends colocd has not heard of; this job's first
         try {
-            state.update(kLockWaitMs, [&](NodeState& s) {
+            state.update(kEpilogLockWaitMs, [&](NodeState& s) {
                 const bool had = s.find(job_id) != nullptr;
                 if (auto ended = end_job(s, job_id, now, exit_code.value_or(-1))) {
                     to_send.push_back(*ended);
@@ -114,7 +114,7 @@ void report_ended(const PluginConfig& config, std::int64_t job_id, const std::st
             if (delivered[i]) done.push_back({to_send[i].job_id, to_send[i].gpus, to_send[i].since, to_send[i].ended});
         if (!done.empty()) {
             try {
-                state.update(kLockWaitMs, [&](NodeState& s) {
+                state.update(kEpilogLockWaitMs, [&](NodeState& s) {
                     mark_reported(s, done);
                     return true;
                 });
