@@ -39,7 +39,7 @@ SAN_UNIT_OBJ   := $(call obj,$(SAN_BUILD),$(UNIT_SRC))
 
 BENCH_BIN := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all check unit-test integration-test san-test demo bench deps install uninstall clean format
+.PHONY: all check unit-test integration-test san-test demo bench deps clean format
 all: $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/unit-tests $(BENCH_BIN)
 
 $(BUILD)/libcoloc.a: $(CORE_OBJ) $(DAEMON_OBJ)
@@ -95,6 +95,7 @@ check: deps
 	$(MAKE) san-test
 	$(MAKE) unit-test
 	$(MAKE) integration-test
+	$(MAKE) install-test
 
 demo: deps
 	$(MAKE) $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so
@@ -113,3 +114,6 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# install, uninstall, deb, install-test
+include mk/install.mk

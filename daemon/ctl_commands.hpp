@@ -26,6 +26,7 @@ void add_nodes_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_jobs_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
+void add_metrics_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 // Model commands: work on files, without the daemon (ctl_predict.cpp, ctl_fit.cpp).
 void add_predict_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code);

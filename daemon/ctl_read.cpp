@@ -201,3 +201,17 @@ void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
 }
 
 }  // namespace coloc::ctl
+
+namespace coloc::ctl {
+
+void add_metrics_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
+    auto* cmd = app.add_subcommand("metrics", "print colocd's metrics in Prometheus text format");
+    cmd->callback([&opts, &exit_code] {
+        json reply;
+        if (!call_daemon(opts, "metrics", "metrics", {{"op", "metrics"}}, reply, exit_code)) return;
+        if (opts.json) return print_json("metrics", "metrics", reply["metrics"], json::array());
+        std::cout << reply["metrics"].get<std::string>();
+    });
+}
+
+}  // namespace coloc::ctl

@@ -1,6 +1,7 @@
 #include "daemon/service.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 
 #include "daemon/log.hpp"
@@ -57,6 +58,7 @@ const Service::Route Service::kRoutes[] = {
     {"place", &Service::on_place},     {"started", &Service::on_started}, {"ended", &Service::on_ended},
     {"status", &Service::on_status},   {"nodes", &Service::on_nodes},     {"jobs", &Service::on_jobs},
     {"history", &Service::on_history}, {"explain", &Service::on_explain}, {"observe", &Service::on_observe},
+    {"metrics", &Service::on_metrics},
 };
 
 Service::Service(Config config)
@@ -89,12 +91,20 @@ Service::~Service() = default;
 
 std::string Service::handle(std::string_view bytes) {
     ++counters_.requests;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string op = "unknown";  // only known ops become metric labels
+    auto timed = [&](std::string reply) {
+        auto& h = metrics_.request_seconds_by_op.try_emplace(op, latency_histogram()).first->second;
+        h.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        return reply;
+    };
     try {
         proto::Request req = proto::open_request(bytes);
         const Route* route = nullptr;
         for (const Route& r : kRoutes)
             if (req.op == r.op) route = &r;
         if (!route) throw ProtoError(code::kUnknownOp, "unknown op '" + req.op + "'");
+        op = route->op;
         if (req.cred.empty()) throw ProtoError(code::kAuthMissing, "request carries no munge credential");
         proto::Identity who;
         try {
@@ -103,18 +113,21 @@ std::string Service::handle(std::string_view bytes) {
             ++counters_.auth_refused;
             throw;
         }
-        return proto::ok_reply((this->*(route->handler))(req, who));
+        return timed(proto::ok_reply((this->*(route->handler))(req, who)));
     } catch (const ProtoError& e) {
         ++counters_.refused;
         if (e.code() == code::kAuthMissing) ++counters_.auth_refused;
         log_debug("refused: " + e.code() + ": " + e.what());
-        return proto::error_reply(e.code(), e.what());
+        ++metrics_.refused_by_code[e.code()];
+        return timed(proto::error_reply(e.code(), e.what()));
     } catch (const StoreError& e) {
         ++counters_.refused;
-        return proto::error_reply(code::kInternal, std::string("database: ") + e.what());
+        ++metrics_.refused_by_code[code::kInternal];
+        return timed(proto::error_reply(code::kInternal, std::string("database: ") + e.what()));
     } catch (const std::exception& e) {
         ++counters_.refused;
-        return proto::error_reply(code::kInternal, e.what());
+        ++metrics_.refused_by_code[code::kInternal];
+        return timed(proto::error_reply(code::kInternal, e.what()));
     }
 }
 
@@ -291,6 +304,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     store_.record_placement(job, row, opened);  // committed before anything is acknowledged
     occupy(r.job_id, r.profile, node, gpus, /*enforce_slots=*/mode == GpuMode::Bind, now);
     ++counters_.placements;
+    metrics_.predicted_slowdown.observe(row.predicted_slowdown);
     log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" +
              row.mode + ", decision " + std::to_string(row.decision) + ", predicted slowdown " +
              std::to_string(row.predicted_slowdown) + ")");
@@ -484,8 +498,34 @@ json Service::on_observe(const proto::Request& req, const proto::Identity& who) 
         store_.record_observation(job_id, now_s(), iter_time, listed.dump(), model_->name(), params);
     }
     ++counters_.observations;
+    metrics_.observed_slowdown.observe(measured);
     return {{"measured_slowdown", measured}, {"predicted_before", predicted},
             {"predicted_now", model_->slowdown(*running->profile, neighbours)}};
+}
+
+}  // namespace coloc::daemon
+
+namespace coloc::daemon {
+
+// Prometheus text: totals only, so every authenticated user may read them.
+json Service::on_metrics(const proto::Request&, const proto::Identity&) {
+    MetricsSnapshot m = metrics_;
+    m.start_time_s = started_at_;
+    m.requests = counters_.requests;
+    m.placements = counters_.placements;
+    m.reused = counters_.reused;
+    m.adopted = counters_.adopted;
+    m.ended = counters_.ended;
+    m.observations = counters_.observations;
+    m.auth_refused = counters_.auth_refused;
+    m.running_jobs = static_cast<std::int64_t>(cluster_.job_count());
+    const auto& topo = cfg_.topology;
+    for (std::size_t n = 0; n < topo.nodes().size(); ++n) {
+        const auto& t = topo.type_of(static_cast<int>(n));
+        m.slots_total += t.gpus * t.slots_per_gpu;
+        m.slots_used += t.gpus * t.slots_per_gpu - cluster_.free_slots(static_cast<int>(n));
+    }
+    return {{"metrics", render_metrics(m)}};
 }
 
 }  // namespace coloc::daemon

@@ -10,6 +10,7 @@
 
 #include "daemon/access.hpp"
 #include "daemon/config.hpp"
+#include "daemon/metrics.hpp"
 #include "daemon/store.hpp"
 #include "model/catalogue.hpp"
 #include "model/model.hpp"
@@ -61,6 +62,7 @@ private:
     proto::json on_history(const proto::Request&, const proto::Identity&);
     proto::json on_explain(const proto::Request&, const proto::Identity&);
     proto::json on_observe(const proto::Request&, const proto::Identity&);
+    proto::json on_metrics(const proto::Request&, const proto::Identity&);
     void load_learned_params();
 
     void require_reporter(const proto::Identity& who) const;
@@ -81,6 +83,7 @@ private:
     place::ColocPolicy policy_;
     place::ClusterState cluster_;
     Counters counters_;
+    MetricsSnapshot metrics_;  // histograms and refusals by code; counters are copied in on read
     std::int64_t started_at_ = 0;
 };
 

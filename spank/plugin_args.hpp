@@ -15,7 +15,7 @@ struct PluginConfig {
     std::string mode = "auto";    // auto | bind | narrow | observe
     int gpus = 0;                 // this node's GPUs; 0 = no bind fallback possible
     int slots_per_gpu = 0;        // jobs that may share one GPU; 0 = no bind fallback possible
-    std::string state_dir = "/run/coloc";
+    std::string state_dir = "/run/coloc-node";  // root's; colocd's /run/coloc may belong to its user
     std::string munge_socket;     // empty = munge's own default
     std::string slot_gres = "gpuslot";  // the count-only GRES whose count is the bind slots
 

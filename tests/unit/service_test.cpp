@@ -203,3 +203,17 @@ TEST_CASE("service: observed iteration times teach the model, and what it learne
     REQUIRE(r["ok"] == true);
     CHECK(r["predicted_before"].get<double>() == doctest::Approx(learned).epsilon(0.02));
 }
+
+TEST_CASE("service: metrics in Prometheus text count what happened") {
+    Service s(test_config(test::scratch("metrics.db")));
+    REQUIRE(place_job(s, 1, "bind", 2)["ok"] == true);
+    CHECK(call(s, {{"op", "frobnicate"}})["ok"] == false);
+    json r = call(s, {{"op", "metrics"}});
+    REQUIRE(r["ok"] == true);
+    std::string text = r["metrics"];
+    CHECK(text.find("coloc_placements_total 1\n") != std::string::npos);
+    CHECK(text.find("coloc_running_jobs 1\n") != std::string::npos);
+    CHECK(text.find("coloc_gpu_slots_used 2\n") != std::string::npos);
+    CHECK(text.find("code=\"unknown_op\"") != std::string::npos);
+    CHECK(text.find("op=\"place\"") != std::string::npos);
+}

@@ -13,7 +13,7 @@ TEST_CASE("spank: no plugstack arguments give the documented defaults") {
     CHECK(p.config.mode == "auto");
     CHECK(p.config.gpus == 0);
     CHECK(p.config.slots_per_gpu == 0);
-    CHECK(p.config.state_dir == "/run/coloc");
+    CHECK(p.config.state_dir == "/run/coloc-node");
     CHECK(p.config.munge_socket.empty());
     CHECK_FALSE(p.config.bind_fallback_possible());
 }
@@ -43,7 +43,7 @@ TEST_CASE("spank: bad plugstack arguments are reported together and keep their d
     CHECK(p.config.mode == "auto");
     CHECK(p.config.gpus == 0);
     CHECK(p.config.endpoint == "ipc:///run/coloc/colocd.sock");
-    CHECK(p.config.state_dir == "/run/coloc");
+    CHECK(p.config.state_dir == "/run/coloc-node");
     std::string line = join_errors(p.errors);
     CHECK(line.find('\n') == std::string::npos);
     CHECK(line.find("frobnicate=1 (unknown argument)") != std::string::npos);

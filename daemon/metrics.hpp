@@ -1,0 +1,70 @@
+// colocd's metrics in the Prometheus text exposition format (version 0.0.4): what `colocctl
+// metrics` prints and what the HTTP endpoint serves. Pure: the caller fills a snapshot, the
+// renderer only formats it, so that both outputs are the same text.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace coloc::daemon {
+
+// The Content-Type Prometheus expects for render_metrics' text.
+inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+// A cumulative histogram with fixed upper bounds; +Inf is implied.
+class Histogram {
+public:
+    // `upper_bounds`: finite and strictly ascending (std::invalid_argument otherwise).
+    explicit Histogram(std::vector<double> upper_bounds);
+
+    void observe(double value);  // NaN is ignored
+
+    const std::vector<double>& bounds() const { return bounds_; }
+    // Observations <= bounds()[i], cumulative; one more entry for +Inf (== count()).
+    std::vector<std::uint64_t> cumulative() const;
+    std::uint64_t count() const { return count_; }
+    double sum() const { return sum_; }
+
+private:
+    std::vector<double> bounds_;
+    std::vector<std::uint64_t> per_bucket_;  // non-cumulative, bounds_.size() + 1 entries
+    std::uint64_t count_ = 0;
+    double sum_ = 0;
+};
+
+// Request latency in seconds: 0.5 ms .. 1 s (the plugin's deadline is 250 ms by default).
+Histogram latency_histogram();
+// Slowdown as (co-located time / solo time): 1 .. 4.
+Histogram slowdown_histogram();
+
+struct MetricsSnapshot {
+    std::string version = "0.1";   // coloc_build_info{version}
+    std::int64_t start_time_s = 0; // epoch seconds colocd started
+
+    // Counters (since colocd started).
+    std::int64_t requests = 0;
+    std::int64_t placements = 0;   // new decisions
+    std::int64_t reused = 0;       // later steps answered from an earlier decision
+    std::int64_t adopted = 0;      // plugin fallback placements reported afterwards
+    std::int64_t ended = 0;
+    std::int64_t observations = 0; // iteration timings the model learned from
+    std::int64_t auth_refused = 0;
+    std::map<std::string, std::int64_t> refused_by_code;  // proto error code -> replies
+
+    // Gauges.
+    std::int64_t running_jobs = 0;
+    std::int64_t slots_used = 0;
+    std::int64_t slots_total = 0;
+    std::int64_t database_backlog = 0;  // writes not yet committed
+
+    // Histograms. Keys of the per-op map become the `op` label: keep them to known ops.
+    std::map<std::string, Histogram> request_seconds_by_op;
+    Histogram predicted_slowdown = slowdown_histogram();
+    Histogram observed_slowdown = slowdown_histogram();
+};
+
+std::string render_metrics(const MetricsSnapshot& snapshot);
+
+}  // namespace coloc::daemon

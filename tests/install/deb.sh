@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# `make deb` builds a package that `apt install ./build/coloc_*.deb` installs on Debian 12:
+# the files where Slurm and systemd look, the coloc user, a working colocctl; purging it
+# removes it all again. Installs a package: root only, and never over an installed coloc.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "installing a package needs root (run as root to test the .deb)"
+command -v apt >/dev/null || skip "not a Debian system (no apt)"
+if dpkg-query -W -f='${db:Status-Abbrev}' coloc 2>/dev/null | grep -q '^.i'; then
+    skip "a coloc package is installed here already; not replacing it"
+fi
+
+build=${BUILD:-build}
+deb=$(${MAKE:-make} -s deb BUILD="$build" | tail -n 1)
+[ -f "$deb" ] || fail "make deb did not report the package it built (got '$deb')"
+case $(basename "$deb") in coloc_*_"$(dpkg --print-architecture)".deb) ;; *) fail "odd package name $deb" ;; esac
+
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+plugin=/usr/lib/$multiarch/slurm-wlm/spank_coloc.so
+depends=$(dpkg-deb -f "$deb" Depends)
+for p in libzmq5 libsqlite3-0 libyaml-cpp0.7 libmunge2 libslurm38 munge; do
+    [[ ", $depends," == *", $p "* || ", $depends," == *", $p,"* ]] || fail "Depends lacks $p: $depends"
+done
+[ "$(dpkg-deb -f "$deb" Version)" = "$("$build/colocctl" --version | awk '{print $NF}')" ] ||
+    fail "the package version is not colocctl's"
+conffiles=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./conffiles)
+[ "$conffiles" = $'/etc/coloc/colocd.yaml\n/etc/coloc/profiles.yaml\n/etc/slurm/plugstack.conf.d/coloc.conf' ] ||
+    fail "conffiles: $conffiles"
+
+purge() { DEBIAN_FRONTEND=noninteractive apt-get -q -y purge coloc >/dev/null 2>&1 || true; }
+trap purge EXIT
+case $deb in /*) local_deb=$deb ;; *) local_deb=./$deb ;; esac  # apt takes a path, not a name
+DEBIAN_FRONTEND=noninteractive apt -q -y install "$local_deb" >"$build/deb-install.log" 2>&1 ||
+    { cat "$build/deb-install.log" >&2; fail "apt install $local_deb failed"; }
+
+version=$(colocctl --version) || fail "colocctl --version failed after install"
+[ "$version" = "colocctl (coloc) $(dpkg-deb -f "$deb" Version)" ] || fail "colocctl --version says '$version'"
+for f in /usr/sbin/colocd /usr/bin/colocctl "$plugin" /lib/systemd/system/colocd.service \
+    /etc/coloc/colocd.yaml /etc/coloc/profiles.yaml /etc/slurm/plugstack.conf.d/coloc.conf \
+    /usr/share/doc/coloc/GAVEL-LICENSE /usr/share/man/man1/colocctl.1.gz /usr/share/man/man8/colocd.8.gz \
+    /usr/share/man/man8/spank_coloc.8.gz /usr/share/man/man5/colocd.yaml.5.gz; do
+    [ -f "$f" ] || fail "$f is not installed"
+done
+grep -q "^optional $plugin " /etc/slurm/plugstack.conf.d/coloc.conf || fail "the snippet does not name $plugin"
+! ldd "$plugin" | grep -q 'not found' || fail "the plugin's libraries are missing: $(ldd "$plugin")"
+getent passwd coloc >/dev/null || fail "the package did not create the user coloc"
+if command -v systemd-analyze >/dev/null; then
+    systemd-analyze verify --man=no /lib/systemd/system/colocd.service || fail "systemd rejects colocd.service"
+fi
+
+purge
+trap - EXIT
+for f in /usr/sbin/colocd /usr/bin/colocctl "$plugin" /etc/coloc/colocd.yaml /etc/slurm/plugstack.conf.d/coloc.conf; do
+    [ ! -e "$f" ] || fail "$f is still there after purge"
+done
+echo "ok: $(basename "$deb") installed, ran and purged"

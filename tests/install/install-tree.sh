@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `make install` into a temporary DESTDIR with PREFIX and libdir puts every file where it
+# belongs, with the paths inside the unit and the plugstack snippet following them; a second
+# install keeps a changed configuration; `make uninstall` removes everything it installed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+make=${MAKE:-make}
+build=${BUILD:-build}
+dest=$(mktemp -d /tmp/coloc-install.XXXXXX)
+trap 'rm -rf "$dest"' EXIT
+
+prefix=/opt/coloc
+libdir=$prefix/lib64
+vars=(BUILD="$build" DESTDIR="$dest" PREFIX="$prefix" libdir="$libdir")
+$make -s install "${vars[@]}" >/dev/null
+
+expect_file() { # PATH MODE
+    [ -f "$dest$1" ] || fail "$1 was not installed"
+    [ "$(stat -c %a "$dest$1")" = "$2" ] || fail "$1 has mode $(stat -c %a "$dest$1"), not $2"
+}
+expect_file $prefix/sbin/colocd 755
+expect_file $prefix/bin/colocctl 755
+expect_file $libdir/slurm/spank_coloc.so 755
+expect_file $prefix/lib/systemd/system/colocd.service 644
+expect_file /etc/coloc/colocd.yaml 644
+expect_file /etc/coloc/profiles.yaml 644
+expect_file $prefix/share/doc/coloc/GAVEL-LICENSE 644
+expect_file /etc/slurm/plugstack.conf.d/coloc.conf 644
+for page in man/*.[1-8]; do
+    expect_file "$prefix/share/man/man${page##*.}/$(basename "$page")" 644
+done
+
+"$dest$prefix/bin/colocctl" --version | grep -q '^colocctl (coloc) ' || fail "the installed colocctl does not run"
+grep -qx "ExecStart=$prefix/sbin/colocd --foreground --config /etc/coloc/colocd.yaml" \
+    "$dest$prefix/lib/systemd/system/colocd.service" || fail "the unit does not start $prefix/sbin/colocd"
+grep -q "^optional $libdir/slurm/spank_coloc.so " "$dest/etc/slurm/plugstack.conf.d/coloc.conf" ||
+    fail "the plugstack snippet does not name $libdir/slurm/spank_coloc.so"
+cmp -s etc/colocd.yaml "$dest/etc/coloc/colocd.yaml" || fail "colocd.yaml differs from etc/colocd.yaml"
+
+# An admin's changes survive a reinstall and an uninstall.
+echo "# changed" >>"$dest/etc/coloc/colocd.yaml"
+$make -s install "${vars[@]}" >/dev/null
+grep -q '^# changed' "$dest/etc/coloc/colocd.yaml" || fail "install overwrote a changed colocd.yaml"
+$make -s uninstall "${vars[@]}" >/dev/null
+left=$(cd "$dest" && find . -type f)
+[ "$left" = ./etc/coloc/colocd.yaml ] || fail "uninstall left (or removed) the wrong files: ${left:-nothing}"
+
+# Unchanged, it goes too, and nothing is left.
+cp etc/colocd.yaml "$dest/etc/coloc/colocd.yaml"
+$make -s uninstall "${vars[@]}" >/dev/null
+left=$(cd "$dest" && find . -type f)
+[ -z "$left" ] || fail "uninstall left: $left"
+[ ! -e "$dest/etc/coloc" ] || fail "uninstall left /etc/coloc"
+echo "ok: install and uninstall under DESTDIR with PREFIX=$prefix libdir=$libdir"
