@@ -12,6 +12,8 @@
 
 #include "daemon/config.hpp"
 #include "daemon/log.hpp"
+#include "daemon/metrics.hpp"
+#include "daemon/metrics_http.hpp"
 #include "daemon/server.hpp"
 #include "daemon/service.hpp"
 
@@ -88,14 +90,18 @@ int main(int argc, char** argv) {
     try {
         // 3. history store and state (recovers jobs that were running)
         Service service(config);
-        // 4. endpoints
+        // 4. endpoints (and the metrics endpoint, when configured)
         Server server(config.listen);
+        std::unique_ptr<MetricsHttpServer> metrics;
+        if (config.metrics_port > 0)
+            metrics = std::make_unique<MetricsHttpServer>(config.metrics_port, config.metrics_address,
+                                                          [&service] { return render_metrics(service.metrics()); });
         // 5. pidfile, once we can serve
         PidFile pid(config.pidfile);
         log_info("serving " + std::to_string(config.topology.nodes().size()) + " nodes on " + config.listen.front() +
                  " (" + std::to_string(service.cluster().job_count()) + " running jobs recovered)");
         // 6. serve until told to stop
-        server.run(service, g_stop);
+        server.run(service, g_stop, 200, metrics.get());
         log_info("stopping");
     } catch (const std::exception& e) {
         log_error(e.what());

@@ -150,7 +150,8 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     cfg.path = name;
     if (!root.IsDefined() || root.IsNull()) throw ConfigError(name + ": the file is empty");
     r.only_keys(root, "", {"listen", "database", "pidfile", "munge_socket", "credential_max_age_s", "admins",
-                           "slurm_user", "model", "profiles", "explain_candidates", "partitions",
+                           "slurm_user", "model", "profiles", "explain_candidates", "metrics_port",
+                           "metrics_address", "partitions",
                            "default_mode", "node_types", "nodes"});
     if (root["listen"]) cfg.listen = r.str_list(root["listen"], "listen");
     if (cfg.listen.empty()) r.fail(root["listen"], "listen", "needs at least one endpoint");
@@ -172,6 +173,8 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     if (root["profiles"]) cfg.profiles = r.str(root["profiles"], "profiles");
     if (root["explain_candidates"])
         cfg.explain_candidates = r.integer(root["explain_candidates"], "explain_candidates", 1, 100);
+    if (root["metrics_port"]) cfg.metrics_port = r.integer(root["metrics_port"], "metrics_port", 0, 65535);
+    if (root["metrics_address"]) cfg.metrics_address = r.str(root["metrics_address"], "metrics_address");
     if (root["default_mode"]) cfg.default_mode = r.mode(root["default_mode"], "default_mode");
     if (root["partitions"]) {
         const YAML::Node& parts = root["partitions"];

@@ -26,6 +26,8 @@ struct Config {
     std::string model = "coloc";                             // baseline | coloc
     std::string profiles;                                    // profile catalogue (YAML), empty = built-in
     int explain_candidates = 5;                              // alternatives kept per decision
+    int metrics_port = 0;                                    // Prometheus over HTTP, 0 = off
+    std::string metrics_address = "127.0.0.1";
     std::map<std::string, GpuMode> partition_modes;
     GpuMode default_mode = GpuMode::Narrow;
     std::map<std::string, GpuMode> node_modes;               // per node, from `nodes: mode:`

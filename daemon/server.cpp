@@ -7,6 +7,7 @@
 #include <zmq.h>
 
 #include "daemon/log.hpp"
+#include "daemon/metrics_http.hpp"
 #include "daemon/service.hpp"
 #include "proto/envelope.hpp"
 #include "proto/errors.hpp"
@@ -59,15 +60,16 @@ Server::~Server() {
     }
 }
 
-void Server::run(Service& service, const std::atomic<bool>& stop, int poll_ms) {
+void Server::run(Service& service, const std::atomic<bool>& stop, int poll_ms, MetricsHttpServer* metrics) {
     while (!stop.load()) {
-        zmq_pollitem_t item{sock_, 0, ZMQ_POLLIN, 0};
-        int rc = zmq_poll(&item, 1, poll_ms);
+        zmq_pollitem_t items[2] = {{sock_, 0, ZMQ_POLLIN, 0}, {nullptr, metrics ? metrics->fd() : -1, ZMQ_POLLIN, 0}};
+        int rc = zmq_poll(items, metrics ? 2 : 1, poll_ms);
         if (rc < 0) {
             if (zmq_errno() == EINTR) continue;
             throw std::runtime_error(std::string("poll failed: ") + zmq_strerror(zmq_errno()));
         }
-        if (rc == 0) continue;
+        if (metrics) metrics->serve();  // also closes clients past their deadline
+        if (!(items[0].revents & ZMQ_POLLIN)) continue;
         // A REQ peer sends [identity][empty][body]; anything else is answered with an error.
         Frame identity, delimiter, body;
         if (zmq_msg_recv(&identity.msg, sock_, ZMQ_DONTWAIT) < 0) continue;

@@ -9,6 +9,7 @@
 namespace coloc::daemon {
 
 class Service;
+class MetricsHttpServer;
 
 class Server {
 public:
@@ -18,8 +19,9 @@ public:
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
 
-    // Serves until `stop` becomes true (checked at least every `poll_ms`).
-    void run(Service& service, const std::atomic<bool>& stop, int poll_ms = 200);
+    // Serves until `stop` becomes true (checked at least every `poll_ms`), and the metrics
+    // endpoint too when there is one.
+    void run(Service& service, const std::atomic<bool>& stop, int poll_ms = 200, MetricsHttpServer* metrics = nullptr);
 
 private:
     void* ctx_ = nullptr;

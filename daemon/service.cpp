@@ -508,7 +508,9 @@ json Service::on_observe(const proto::Request& req, const proto::Identity& who) 
 namespace coloc::daemon {
 
 // Prometheus text: totals only, so every authenticated user may read them.
-json Service::on_metrics(const proto::Request&, const proto::Identity&) {
+json Service::on_metrics(const proto::Request&, const proto::Identity&) { return {{"metrics", render_metrics(metrics())}}; }
+
+MetricsSnapshot Service::metrics() const {
     MetricsSnapshot m = metrics_;
     m.start_time_s = started_at_;
     m.requests = counters_.requests;
@@ -525,7 +527,7 @@ json Service::on_metrics(const proto::Request&, const proto::Identity&) {
         m.slots_total += t.gpus * t.slots_per_gpu;
         m.slots_used += t.gpus * t.slots_per_gpu - cluster_.free_slots(static_cast<int>(n));
     }
-    return {{"metrics", render_metrics(m)}};
+    return m;
 }
 
 }  // namespace coloc::daemon

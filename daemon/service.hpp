@@ -44,6 +44,8 @@ public:
     const Config& config() const { return cfg_; }
     const place::ClusterState& cluster() const { return cluster_; }
     const Counters& counters() const { return counters_; }
+    // What `colocctl metrics` and the HTTP endpoint show.
+    MetricsSnapshot metrics() const;
 
 private:
     using Handler = proto::json (Service::*)(const proto::Request&, const proto::Identity&);
