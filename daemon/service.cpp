@@ -292,7 +292,6 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
 
     // Who this job will share something with, from now on.
     std::vector<ColocationRow> opened;
-    std::vector<model::Neighbour> unused;
     const place::Placement mine{node, gpus};
     for (place::JobId other : cluster_.jobs_on_node(node)) {
         if (other == request.id) continue;
