@@ -14,7 +14,7 @@ if dpkg-query -W -f='${db:Status-Abbrev}' coloc 2>/dev/null | grep -q '^.i'; the
 fi
 
 build=${BUILD:-build}
-deb=$(${MAKE:-make} -s deb BUILD="$build" | tail -n 1)
+deb=$(${MAKE:-make} -s --no-print-directory deb BUILD="$build" | grep '\.deb$' | tail -n 1 || true)
 [ -f "$deb" ] || fail "make deb did not report the package it built (got '$deb')"
 case $(basename "$deb") in coloc_*_"$(dpkg --print-architecture)".deb) ;; *) fail "odd package name $deb" ;; esac
 
