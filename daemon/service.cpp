@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <tuple>
 
 #include "daemon/log.hpp"
 #include "model/coloc_model.hpp"
@@ -336,12 +337,7 @@ json Service::on_ended(const proto::Request& req, const proto::Identity& who) {
 
 json Service::on_status(const proto::Request&, const proto::Identity&) {
     const auto& topo = cfg_.topology;
-    int slots = 0, used = 0;
-    for (std::size_t n = 0; n < topo.nodes().size(); ++n) {
-        const auto& t = topo.type_of(static_cast<int>(n));
-        slots += t.gpus * t.slots_per_gpu;
-        used += t.gpus * t.slots_per_gpu - cluster_.free_slots(static_cast<int>(n));
-    }
+    const auto [slots, used] = slot_totals();
     json status = {
         {"version", "coloc 0.1"},
         {"config", cfg_.path},
@@ -520,13 +516,19 @@ MetricsSnapshot Service::metrics() const {
     m.observations = counters_.observations;
     m.auth_refused = counters_.auth_refused;
     m.running_jobs = static_cast<std::int64_t>(cluster_.job_count());
+    std::tie(m.slots_total, m.slots_used) = slot_totals();
+    return m;
+}
+
+std::pair<std::int64_t, std::int64_t> Service::slot_totals() const {
+    std::int64_t total = 0, used = 0;
     const auto& topo = cfg_.topology;
     for (std::size_t n = 0; n < topo.nodes().size(); ++n) {
         const auto& t = topo.type_of(static_cast<int>(n));
-        m.slots_total += t.gpus * t.slots_per_gpu;
-        m.slots_used += t.gpus * t.slots_per_gpu - cluster_.free_slots(static_cast<int>(n));
+        total += t.gpus * t.slots_per_gpu;
+        used += t.gpus * t.slots_per_gpu - cluster_.free_slots(static_cast<int>(n));
     }
-    return m;
+    return {total, used};
 }
 
 }  // namespace coloc::daemon

@@ -66,6 +66,7 @@ private:
     proto::json on_observe(const proto::Request&, const proto::Identity&);
     proto::json on_metrics(const proto::Request&, const proto::Identity&);
     void load_learned_params();
+    std::pair<std::int64_t, std::int64_t> slot_totals() const;  // GPU slots in all, in use
 
     void require_reporter(const proto::Identity& who) const;
     void recover_running_jobs();
