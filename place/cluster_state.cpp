@@ -1,6 +1,7 @@
 #include "place/cluster_state.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 namespace coloc::place {
 
@@ -15,6 +16,19 @@ void erase_one(std::vector<JobId>& v, JobId id) {
 }
 
 bool contains(const std::vector<JobId>& v, JobId id) { return std::find(v.begin(), v.end(), id) != v.end(); }
+
+// Removes `id` from `ids` and the pointer at the same position from `ptrs` (kept in step).
+void erase_pair(std::vector<JobId>& ids, std::vector<const RunningJob*>& ptrs, JobId id) {
+    auto it = std::find(ids.begin(), ids.end(), id);
+    if (it == ids.end()) return;
+    const std::size_t at = static_cast<std::size_t>(it - ids.begin());
+    ids[at] = ids.back();
+    ids.pop_back();
+    ptrs[at] = ptrs.back();
+    ptrs.pop_back();
+}
+
+std::atomic<std::uint64_t> next_instance{1};
 
 }  // namespace
 
@@ -43,13 +57,20 @@ const Placement* RunningJob::on_node(int node) const {
     return nullptr;
 }
 
-ClusterState::ClusterState(const Topology& topo) : topo_(&topo) {
+ClusterState::ClusterState(const Topology& topo) : topo_(&topo), instance_(next_instance++) {
     const auto& nodes = topo.nodes();
     gpu_jobs_.resize(nodes.size());
     node_jobs_.resize(nodes.size());
+    node_job_ptrs_.resize(nodes.size());
     node_free_.resize(nodes.size());
+    node_stamp_.assign(nodes.size(), 0);
     link_jobs_.resize(topo.link_names().size());
-    for (const NodeType& t : topo.types()) max_gpus_ = std::max(max_gpus_, t.gpus);
+    link_job_ptrs_.resize(topo.link_names().size());
+    link_stamp_.assign(topo.link_names().size(), 0);
+    for (const NodeType& t : topo.types()) {
+        max_gpus_ = std::max(max_gpus_, t.gpus);
+        max_slots_ = std::max(max_slots_, t.gpus * t.slots_per_gpu);
+    }
     const int count = static_cast<int>(nodes.size());
     empty_.resize(topo.types().size());
     for (auto& e : empty_) e.resize(count);
@@ -58,10 +79,13 @@ ClusterState::ClusterState(const Topology& topo) : topo_(&topo) {
         buckets_[kind].resize(static_cast<std::size_t>(max_gpus_) + 1);
         for (auto& b : buckets_[kind]) b.resize(count);
     }
+    free_buckets_.resize(static_cast<std::size_t>(max_slots_) + 1);
+    for (auto& b : free_buckets_) b.resize(count);
     for (std::size_t n = 0; n < nodes.size(); ++n) {
         const NodeType& t = topo.type_of(static_cast<int>(n));
         gpu_jobs_[n].resize(static_cast<std::size_t>(t.gpus));
         node_free_[n] = t.gpus * t.slots_per_gpu;
+        free_buckets_[static_cast<std::size_t>(node_free_[n])].insert(static_cast<int>(n));
         for (int kind = 0; kind < 2; ++kind) {
             cap_[kind][n] = t.gpus;
             buckets_[kind][static_cast<std::size_t>(t.gpus)].insert(static_cast<int>(n));
@@ -70,12 +94,48 @@ ClusterState::ClusterState(const Topology& topo) : topo_(&topo) {
     }
 }
 
+ClusterState::ClusterState(const ClusterState& other)
+    : topo_(other.topo_), jobs_(other.jobs_), gpu_jobs_(other.gpu_jobs_), node_jobs_(other.node_jobs_),
+      link_jobs_(other.link_jobs_), node_free_(other.node_free_), busy_gpus_(other.busy_gpus_),
+      used_slots_(other.used_slots_), max_gpus_(other.max_gpus_), cap_{other.cap_[0], other.cap_[1]},
+      buckets_{other.buckets_[0], other.buckets_[1]}, empty_(other.empty_), max_slots_(other.max_slots_),
+      free_buckets_(other.free_buckets_), instance_(next_instance++), changes_(other.changes_),
+      node_stamp_(other.node_stamp_), link_stamp_(other.link_stamp_) {
+    repoint();
+}
+
+ClusterState& ClusterState::operator=(const ClusterState& other) {
+    if (this != &other) {
+        ClusterState copy(other);
+        *this = std::move(copy);
+    }
+    return *this;
+}
+
+void ClusterState::repoint() {
+    node_job_ptrs_.assign(node_jobs_.size(), {});
+    for (std::size_t n = 0; n < node_jobs_.size(); ++n)
+        for (JobId id : node_jobs_[n]) node_job_ptrs_[n].push_back(&jobs_.at(id));
+    link_job_ptrs_.assign(link_jobs_.size(), {});
+    for (std::size_t l = 0; l < link_jobs_.size(); ++l)
+        for (JobId id : link_jobs_[l]) link_job_ptrs_[l].push_back(&jobs_.at(id));
+}
+
 void ClusterState::set_capacity(int node, Capacity kind, int value) {
     const int k = static_cast<int>(kind);
     int& now = cap_[k][static_cast<std::size_t>(node)];
     if (now == value) return;
     buckets_[k][static_cast<std::size_t>(now)].erase(node);
     buckets_[k][static_cast<std::size_t>(value)].insert(node);
+    now = value;
+}
+
+void ClusterState::set_free(int node, int value) {
+    // A node can go below zero free slots when Slurm bound the GPUs (enforce_slots = false): it
+    // is then bucketed with the full ones.
+    int& now = node_free_[static_cast<std::size_t>(node)];
+    free_buckets_[static_cast<std::size_t>(std::max(now, 0))].erase(node);
+    free_buckets_[static_cast<std::size_t>(std::max(value, 0))].insert(node);
     now = value;
 }
 
@@ -118,7 +178,9 @@ bool ClusterState::fits(const Placement& p, bool enforce_slots) const {
     return true;
 }
 
-void ClusterState::occupy(JobId id, const Placement& p) {
+void ClusterState::occupy(const RunningJob* job, const Placement& p) {
+    const JobId id = job->id;
+    node_stamp_[static_cast<std::size_t>(p.node)] = ++changes_;
     const int slots = topo_->type_of(p.node).slots_per_gpu;
     int open = open_gpus(p.node), idle = idle_gpus(p.node);
     for (int g : p.gpus) {
@@ -133,12 +195,16 @@ void ClusterState::occupy(JobId id, const Placement& p) {
     used_slots_ += static_cast<int>(p.gpus.size());
     set_capacity(p.node, Capacity::Open, open);
     set_capacity(p.node, Capacity::Idle, idle);
-    if (!contains(node_jobs_[p.node], id)) node_jobs_[p.node].push_back(id);
+    if (!contains(node_jobs_[p.node], id)) {
+        node_jobs_[p.node].push_back(id);
+        node_job_ptrs_[p.node].push_back(job);
+    }
     update_empty(p.node);
-    node_free_[p.node] -= static_cast<int>(p.gpus.size());
+    set_free(p.node, node_free_[p.node] - static_cast<int>(p.gpus.size()));
 }
 
 void ClusterState::release(JobId id, const Placement& p) {
+    node_stamp_[static_cast<std::size_t>(p.node)] = ++changes_;
     const int slots = topo_->type_of(p.node).slots_per_gpu;
     int open = open_gpus(p.node), idle = idle_gpus(p.node);
     for (int g : p.gpus) {
@@ -153,9 +219,9 @@ void ClusterState::release(JobId id, const Placement& p) {
     used_slots_ -= static_cast<int>(p.gpus.size());
     set_capacity(p.node, Capacity::Open, open);
     set_capacity(p.node, Capacity::Idle, idle);
-    erase_one(node_jobs_[p.node], id);
+    erase_pair(node_jobs_[p.node], node_job_ptrs_[p.node], id);
     update_empty(p.node);
-    node_free_[p.node] += static_cast<int>(p.gpus.size());
+    set_free(p.node, node_free_[p.node] + static_cast<int>(p.gpus.size()));
 }
 
 bool ClusterState::add(RunningJob job, bool enforce_slots) {
@@ -165,14 +231,11 @@ bool ClusterState::add(RunningJob job, bool enforce_slots) {
         for (std::size_t j = 0; j < i; ++j)
             if (job.where[j].node == job.where[i].node) return false;
     }
-    for (const auto& p : job.where) occupy(job.id, p);
-    if (job.multi_node())
-        for (const auto& p : job.where) {
-            int link = topo_->nodes()[p.node].link;
-            if (link >= 0 && !contains(link_jobs_[link], job.id)) link_jobs_[link].push_back(job.id);
-        }
-    JobId id = job.id;
-    jobs_.emplace(id, std::move(job));
+    // Stored first: the indexes point at it (node-based map: the address stays put).
+    const RunningJob* stored = &jobs_.emplace(job.id, std::move(job)).first->second;
+    for (const auto& p : stored->where) occupy(stored, p);
+    if (stored->multi_node())
+        for (const auto& p : stored->where) join_link(stored, p.node);
     return true;
 }
 
@@ -180,13 +243,10 @@ bool ClusterState::extend(JobId id, const Placement& more, bool enforce_slots) {
     auto it = jobs_.find(id);
     if (it == jobs_.end() || it->second.on_node(more.node) || !fits(more, enforce_slots)) return false;
     RunningJob& job = it->second;
-    occupy(id, more);
+    occupy(&job, more);
     job.where.push_back(more);
     if (job.multi_node())
-        for (const auto& p : job.where) {
-            int link = topo_->nodes()[p.node].link;
-            if (link >= 0 && !contains(link_jobs_[link], id)) link_jobs_[link].push_back(id);
-        }
+        for (const auto& p : job.where) join_link(&job, p.node);
     return true;
 }
 
@@ -196,10 +256,31 @@ bool ClusterState::remove(JobId id) {
     for (const auto& p : it->second.where) {
         release(id, p);
         int link = topo_->nodes()[p.node].link;
-        if (link >= 0) erase_one(link_jobs_[link], id);
+        if (link >= 0 && contains(link_jobs_[link], id)) {
+            erase_pair(link_jobs_[link], link_job_ptrs_[link], id);
+            link_stamp_[static_cast<std::size_t>(link)] = ++changes_;
+        }
     }
     jobs_.erase(it);
     return true;
+}
+
+void ClusterState::join_link(const RunningJob* job, int node) {
+    const int link = topo_->nodes()[node].link;
+    if (link < 0 || contains(link_jobs_[link], job->id)) return;
+    link_jobs_[link].push_back(job->id);
+    link_job_ptrs_[link].push_back(job);
+    link_stamp_[static_cast<std::size_t>(link)] = ++changes_;
+}
+
+std::uint64_t ClusterState::last_change(const RunningJob& job) const {
+    std::uint64_t last = 0;
+    for (const Placement& p : job.where) {
+        last = std::max(last, node_stamp_[static_cast<std::size_t>(p.node)]);
+        const int link = topo_->nodes()[p.node].link;
+        if (job.multi_node() && link >= 0) last = std::max(last, link_stamp_[static_cast<std::size_t>(link)]);
+    }
+    return last;
 }
 
 const RunningJob* ClusterState::find(JobId id) const {
@@ -222,29 +303,48 @@ model::Sharing ClusterState::intra_node_sharing(const Placement& mine, const Pla
 
 void ClusterState::neighbours_at(std::span<const Placement> where, bool multi_node, JobId self,
                                  std::vector<model::Neighbour>& out) const {
-    // Link neighbours are counted once per job even when it shares several links.
-    thread_local std::vector<JobId> linked;
-    linked.clear();
-    for (const Placement& mine : where) {
-        for (JobId other : node_jobs_[mine.node]) {
-            if (other == self) continue;
-            const RunningJob& them = jobs_.at(other);
-            const Placement* theirs = them.on_node(mine.node);
-            out.push_back({them.profile, intra_node_sharing(mine, *theirs), std::nullopt});
-            if (multi_node && them.multi_node() && !contains(linked, other)) {
-                // Both jobs' inter-node traffic leaves this node through its NICs.
-                out.push_back({them.profile, model::Sharing::Link, std::nullopt});
-                linked.push_back(other);
-            }
+    // The links the job's nodes hang off, each once.
+    thread_local std::vector<int> links;
+    links.clear();
+    if (multi_node)
+        for (const Placement& mine : where) {
+            const int link = topo_->nodes()[mine.node].link;
+            if (link >= 0 && std::find(links.begin(), links.end(), link) == links.end()) links.push_back(link);
         }
-        int link = topo_->nodes()[mine.node].link;
-        if (!multi_node || link < 0) continue;
-        for (JobId other : link_jobs_[link]) {
-            if (other == self || contains(linked, other)) continue;
-            out.push_back({jobs_.at(other).profile, model::Sharing::Link, std::nullopt});
-            linked.push_back(other);
+    // Multi-node neighbours on nodes without a known link (each once).
+    thread_local std::vector<const RunningJob*> unlinked;
+    unlinked.clear();
+    for (const Placement& mine : where) {
+        const bool has_link = topo_->nodes()[mine.node].link >= 0;
+        for (const RunningJob* them : node_job_ptrs_[mine.node]) {
+            if (them->id == self) continue;
+            const Placement* theirs = them->on_node(mine.node);
+            out.push_back({them->profile, intra_node_sharing(mine, *theirs), std::nullopt});
+            // Both jobs' inter-node traffic leaves this node through its NICs. A multi-node job
+            // on a node with a link is on that link's list too, and counted there.
+            if (multi_node && them->multi_node() && !has_link &&
+                std::find(unlinked.begin(), unlinked.end(), them) == unlinked.end())
+                unlinked.push_back(them);
         }
     }
+    for (const RunningJob* them : unlinked) out.push_back({them->profile, model::Sharing::Link, std::nullopt});
+    // Link neighbours, once per job even when it shares several links with this one: a job on
+    // an earlier link of the list was counted there.
+    for (std::size_t i = 0; i < links.size(); ++i)
+        for (const RunningJob* them : link_job_ptrs_[static_cast<std::size_t>(links[i])]) {
+            if (them->id == self) continue;
+            bool counted = false;
+            if (i > 0)
+                for (const Placement& p : them->where) {
+                    const int l = topo_->nodes()[p.node].link;
+                    if (std::find(links.begin(), links.begin() + static_cast<long>(i), l) != links.begin() + static_cast<long>(i)) {
+                        counted = true;
+                        break;
+                    }
+                }
+            if (!counted && std::find(unlinked.begin(), unlinked.end(), them) == unlinked.end())
+                out.push_back({them->profile, model::Sharing::Link, std::nullopt});
+        }
 }
 
 void ClusterState::neighbours_of(const RunningJob& job, std::vector<model::Neighbour>& out) const {

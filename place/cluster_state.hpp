@@ -65,6 +65,11 @@ enum class Capacity { Open = 0, Idle = 1 };
 class ClusterState {
 public:
     explicit ClusterState(const Topology& topo);
+    // A copy is a state of its own (its indexes point at its own jobs).
+    ClusterState(const ClusterState& other);
+    ClusterState& operator=(const ClusterState& other);
+    ClusterState(ClusterState&&) noexcept = default;
+    ClusterState& operator=(ClusterState&&) noexcept = default;
 
     const Topology& topology() const { return *topo_; }
 
@@ -85,6 +90,8 @@ public:
     int free_slots(int node) const { return node_free_[node]; }
     const std::vector<JobId>& jobs_on_gpu(int node, int gpu) const { return gpu_jobs_[node][gpu]; }
     const std::vector<JobId>& jobs_on_node(int node) const { return node_jobs_[node]; }
+    // The same jobs, position for position, as the running jobs themselves.
+    const std::vector<const RunningJob*>& running_on_node(int node) const { return node_job_ptrs_[node]; }
     const std::vector<JobId>& multi_node_jobs_on_link(int link) const { return link_jobs_[link]; }
     int busy_gpus() const { return busy_gpus_; }
     int used_slots_total() const { return used_slots_; }
@@ -103,6 +110,17 @@ public:
     int nodes_with_at_least(Capacity kind, int k) const;
     // The lowest-index node after `after` that offers at least k GPUs of `kind`; -1 when none.
     int next_node_with_at_least(Capacity kind, int k, int after = -1) const;
+    // The nodes with exactly `value` free slots (0..max_slots_per_node()).
+    const NodeSet& nodes_with_free_slots(int value) const { return free_buckets_[static_cast<std::size_t>(value)]; }
+    int max_slots_per_node() const { return max_slots_; }
+    // Change stamps, so that what was worked out from a job's neighbours can be kept until they
+    // change: every start or end stamps the nodes (and, for multi-node jobs, the links) it
+    // touches with a number that only grows. instance() tells states apart.
+    std::uint64_t instance() const { return instance_; }
+    std::uint64_t changes() const { return changes_; }
+    // The latest stamp on the nodes of `job` (and its links when it is multi-node): its
+    // neighbours have not changed since then.
+    std::uint64_t last_change(const RunningJob& job) const;
     // Nodes that run no job, per node type (all of one type score alike for a new job).
     const NodeSet& empty_nodes(int type) const { return empty_[static_cast<std::size_t>(type)]; }
 
@@ -118,10 +136,13 @@ public:
 
 private:
     bool fits(const Placement& p, bool enforce_slots) const;
-    void occupy(JobId id, const Placement& p);
+    void occupy(const RunningJob* job, const Placement& p);
+    void repoint();
+    void join_link(const RunningJob* job, int node);
     void release(JobId id, const Placement& p);
     void set_capacity(int node, Capacity kind, int value);
     void update_empty(int node);
+    void set_free(int node, int value);
 
     const Topology* topo_;
     std::unordered_map<JobId, RunningJob> jobs_;
@@ -135,6 +156,14 @@ private:
     std::vector<int> cap_[2];                                // [kind][node] -> open / idle GPUs
     std::vector<NodeSet> buckets_[2];                        // [kind][value] -> nodes
     std::vector<NodeSet> empty_;                             // [type] -> nodes without jobs
+    int max_slots_ = 0;
+    std::vector<NodeSet> free_buckets_;                      // [free slots] -> nodes
+    // The same jobs as node_jobs_ / link_jobs_, position for position, as pointers into jobs_.
+    std::vector<std::vector<const RunningJob*>> node_job_ptrs_;
+    std::vector<std::vector<const RunningJob*>> link_job_ptrs_;
+    std::uint64_t instance_ = 0;
+    std::uint64_t changes_ = 0;
+    std::vector<std::uint64_t> node_stamp_, link_stamp_;
 };
 
 }  // namespace coloc::place

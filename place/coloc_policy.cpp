@@ -1,7 +1,12 @@
 #include "place/coloc_policy.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
+#include <deque>
+#include <limits>
+#include <unordered_map>
 
 namespace coloc::place {
 
@@ -22,6 +27,17 @@ std::size_t choose(std::size_t n, std::size_t k) {
 
 double lost_throughput(double slowdown, int gpus) { return gpus * (1.0 - 1.0 / slowdown); }
 
+// eligible_gpus() into a buffer that lives on (a decision looks at many nodes).
+void eligible_into(const ClusterState& state, const JobRequest& request, int node, std::vector<int>& out) {
+    out.clear();
+    const int gpus = state.topology().type_of(node).gpus;
+    for (int g = 0; g < gpus; ++g)
+        if (state.free_slots(node, g) > 0 &&
+            (request.allowed_gpus.empty() ||
+             std::find(request.allowed_gpus.begin(), request.allowed_gpus.end(), g) != request.allowed_gpus.end()))
+            out.push_back(g);
+}
+
 // A scored GPU set before its details (effects on each neighbour) are worked out.
 struct Scored {
     int node = -1;
@@ -29,87 +45,481 @@ struct Scored {
     double loss = 0;
 };
 
-bool lighter(const Scored& a, const Scored& b) {
-    if (a.loss < b.loss - kTie) return true;
-    if (b.loss < a.loss - kTie) return false;
-    if (a.node != b.node) return a.node < b.node;
-    return a.gpus < b.gpus;
+}  // namespace
+
+// What was worked out about running jobs, kept while their neighbours stay the same.
+struct ColocCache {
+    struct Entry {
+        std::uint64_t stamp = 0;  // ClusterState::changes() when worked out; 0 = never
+        double before = 1;
+        std::vector<model::Neighbour> base;
+    };
+    // Small ids (the replay numbers its jobs 0..n-1) index `dense`; others go to `sparse`. A
+    // deque: growing it leaves the entries where they are (decisions hold on to them).
+    static constexpr JobId kDense = JobId{1} << 24;
+    std::uint64_t instance = 0;  // the ClusterState it is about
+    std::deque<Entry> dense;
+    std::vector<JobId> live;     // dense ids with an entry, to free those of ended jobs
+    std::unordered_map<JobId, Entry> sparse;
+
+    Entry& slot(JobId id) {
+        if (id >= kDense) return sparse[id];
+        if (id >= dense.size()) dense.resize(id + 1 + dense.size() / 2);
+        Entry& e = dense[id];
+        if (e.stamp == 0) live.push_back(id);
+        return e;
+    }
+
+    void forget_ended(const ClusterState& state) {
+        std::erase_if(sparse, [&](const auto& kv) { return state.find(kv.first) == nullptr; });
+        std::erase_if(live, [&](JobId id) {
+            if (state.find(id)) return false;
+            dense[id] = Entry{};
+            return true;
+        });
+    }
+
+    // The entry of `job`, brought up to date.
+    const Entry& get(const ClusterState& state, const model::InterferenceModel& model, const RunningJob& job) {
+        if (instance != state.instance()) {
+            dense.clear();
+            live.clear();
+            sparse.clear();
+            instance = state.instance();
+        }
+        if (live.size() + sparse.size() > 2 * state.job_count() + 1024) forget_ended(state);
+        Entry& e = slot(job.id);
+        if (e.stamp == 0 || e.stamp < state.last_change(job)) {
+            e.base.clear();
+            state.neighbours_of(job, e.base);
+            e.before = model.slowdown(*job.profile, e.base);
+            e.stamp = state.changes();  // >= every stamp so far; never 0 while a job runs
+        }
+        return e;
+    }
+};
+
+
+namespace {
+
+// What a multi-node job reached only over a shared link would lose if the new (multi-node) job
+// joined its link: the same for every candidate node on that link, so worked out once per job
+// and decision.
+class LinkHarm {
+public:
+    LinkHarm(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
+             ColocCache* kept)
+        : state_(state), model_(model), request_(request), kept_(kept) {}
+
+    const NeighbourEffect& effect(JobId id) {
+        auto it = cache_.find(id);
+        if (it != cache_.end()) return it->second;
+        const RunningJob& job = *state_.find(id);
+        scratch_.clear();
+        NeighbourEffect e{id, 1.0, 1.0};
+        if (kept_) {
+            const ColocCache::Entry& k = kept_->get(state_, model_, job);
+            scratch_.assign(k.base.begin(), k.base.end());
+            e.before = k.before;
+        } else {
+            state_.neighbours_of(job, scratch_);
+            e.before = model_.slowdown(*job.profile, scratch_);
+        }
+        scratch_.push_back({request_.profile, model::Sharing::Link, std::nullopt});
+        e.after = model_.slowdown(*job.profile, scratch_);
+        return cache_.emplace(id, e).first->second;
+    }
+
+private:
+    const ClusterState& state_;
+    const model::InterferenceModel& model_;
+    const JobRequest& request_;
+    ColocCache* kept_;
+    std::unordered_map<JobId, NeighbourEffect> cache_;
+    std::vector<model::Neighbour> scratch_;
+};
+
+// score_candidate, with each neighbour's current neighbours and slowdown from the cache.
+Candidate score_kept(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
+                     std::vector<Placement> where, ColocCache* kept) {
+    if (!kept) return score_candidate(state, model, request, std::move(where));
+    return score_candidate(state, model, request, std::move(where), [&](const RunningJob& job) {
+        const ColocCache::Entry& e = kept->get(state, model, job);
+        return CurrentLoad{e.base, e.before};
+    });
 }
 
-// Scores GPU sets on one node for a single-node job with the same formula as score_candidate,
-// reading the node's running jobs (and their current neighbours) once. Sets that give every
-// resident the same kind of sharing score the same, and are scored once.
+// Scores GPU sets on one node with the same formula as score_candidate, reading the node's
+// running jobs (and their current neighbours) once. For a multi-node job it scores the node as
+// if the job ran there alone (its other nodes are chosen the same way), links included.
+//
+// What a GPU set costs depends only on the kind of sharing it gives each resident job (its
+// signature), and a resident's harm only on its own kind of sharing. GPUs with the same NVLink
+// island, PCIe switch and jobs are interchangeable: the choices are enumerated per set of such
+// GPU classes (the lowest GPUs of each class stand for it), and each signature is scored once.
 class NodeScorer {
 public:
-    NodeScorer(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request, int node)
-        : state_(state), model_(model), request_(request), node_(node) {
+    NodeScorer(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request, int node,
+               LinkHarm* link, ColocCache* cache)
+        : state_(state), model_(model), request_(request), node_(node), multi_(link != nullptr) {
         memo_.clear();
-        for (JobId id : state.jobs_on_node(node)) {
-            if (id == request.id) continue;
-            const RunningJob* job = state.find(id);
+        ++generation_;
+        link_only_.clear();
+        link_harm_ = 0;
+        for (const RunningJob* job : state.running_on_node(node)) {
+            if (job->id == request.id) continue;
             Resident& r = next_resident();
             r.job = job;
             r.at = job->on_node(node);
-            r.base.clear();
-            state.neighbours_of(*job, r.base);
-            r.before = model.slowdown(*job->profile, r.base);
+            r.linked = multi_ && job->multi_node();
+            if (cache) {
+                const ColocCache::Entry& e = cache->get(state, model, *job);
+                r.base = &e.base;
+                r.before = e.before;
+            } else {
+                r.own.clear();
+                state.neighbours_of(*job, r.own);
+                r.base = nullptr;  // r.own (residents_ may still move)
+                r.before = model.slowdown(*job->profile, r.own);
+            }
             r.gpus = job->gpu_count();
+            r.after.fill(std::numeric_limits<double>::quiet_NaN());
+            r.alone.fill(std::numeric_limits<double>::quiet_NaN());
         }
+        const int l = state.topology().nodes()[static_cast<std::size_t>(node)].link;
+        if (multi_ && l >= 0)
+            for (JobId id : state.multi_node_jobs_on_link(l)) {
+                if (id == request.id || state.find(id)->on_node(node)) continue;
+                const NeighbourEffect& e = link->effect(id);
+                const int gpus = state.find(id)->gpu_count();
+                link_only_.push_back(&e);
+                link_harm_ += lost_throughput(e.after, gpus) - lost_throughput(e.before, gpus);
+            }
     }
 
-    double loss(const std::vector<int>& gpus) {
-        Placement mine{node_, gpus};
-        signature_.clear();
-        for (std::size_t i = 0; i < resident_count_; ++i)
-            signature_.push_back(static_cast<std::uint8_t>(state_.intra_node_sharing(mine, *residents_[i].at)));
-        for (const auto& [sig, value] : memo_)
-            if (sig == signature_) return value;
+    // Work stops on a candidate once its loss reaches `bound` (it cannot win): its loss is then
+    // reported as at least the bound.
+    void set_bound(double bound) { bound_ = bound; }
 
-        mine_.clear();
-        for (std::size_t i = 0; i < resident_count_; ++i)
-            mine_.push_back({residents_[i].job->profile, static_cast<model::Sharing>(signature_[i]), std::nullopt});
-        double loss = lost_throughput(model_.slowdown(*request_.profile, mine_), static_cast<int>(gpus.size()));
-        for (std::size_t i = 0; i < resident_count_; ++i) {
-            Resident& r = residents_[i];
-            r.base.push_back({request_.profile, static_cast<model::Sharing>(signature_[i]), std::nullopt});
-            double after = model_.slowdown(*r.job->profile, r.base);
-            r.base.pop_back();
-            loss += lost_throughput(after, r.gpus) - lost_throughput(r.before, r.gpus);
-        }
-        memo_.emplace_back(signature_, loss);
-        return loss;
+    // Loss of an explicit GPU set.
+    double loss(const std::vector<int>& gpus) { return entry(gpus).loss; }
+
+    // The full candidate for a GPU set: the numbers score_candidate gives.
+    Candidate candidate(const std::vector<int>& gpus) {
+        bound_ = std::numeric_limits<double>::infinity();
+        const Memo m = entry(gpus);
+        Candidate c;
+        c.where = {{node_, gpus}};
+        c.job_slowdown = m.job_slowdown;
+        c.loss = m.loss;
+        c.harm = m.loss - lost_throughput(m.job_slowdown, static_cast<int>(gpus.size()));
+        for (std::size_t i = 0; i < count_; ++i)
+            c.effects.push_back({residents_[i].job->id, residents_[i].before, residents_[i].after[levels_[i]]});
+        for (const NeighbourEffect* e : link_only_) c.effects.push_back(*e);
+        return c;
+    }
+
+    // Calls visit(loss, gpus) once per distinct choice of k GPUs among `eligible`, where gpus()
+    // gives the choice's GPUs (ascending); false (and no call) when there are more than `limit`
+    // choices.
+    template <class Visit>
+    bool for_each_choice(const std::vector<int>& eligible, int k, std::size_t limit, Visit visit) {
+        build_classes(eligible);
+        std::size_t choices = 0;
+        // At most 8 classes give at most 255 choices: only more need counting first.
+        if ((classes_used_ > 8 || limit < 255) && !count_choices(0, 0, 0, k, limit, choices)) return false;
+        chosen_.clear();
+        // Row d of level_rows_: the residents' levels with the first d chosen classes.
+        level_rows_.assign((static_cast<std::size_t>(k) + 1) * std::max<std::size_t>(count_, 1),
+                           static_cast<std::uint8_t>(model::Sharing::Node));
+        lb_rows_.assign(static_cast<std::size_t>(k) + 1, 1.0);
+        walk(0, 0, k, visit);
+        return true;
     }
 
 private:
     struct Resident {
         const RunningJob* job = nullptr;
         const Placement* at = nullptr;
-        std::vector<model::Neighbour> base;  // its neighbours now
+        bool linked = false;                 // also shares a link with the new job
+        const std::vector<model::Neighbour>* base = nullptr;  // its neighbours now (in the cache)
+        std::vector<model::Neighbour> own;   // or here, without a cache (base null)
+        const std::vector<model::Neighbour>& neighbours() const { return base ? *base : own; }
         double before = 1.0;
         int gpus = 0;
+        // Its slowdown with the new job, per kind of sharing (NaN = not worked out yet): it
+        // depends only on how it would share with the new job, not on the GPUs chosen.
+        std::array<double, 4> after{};
+        // The new job's slowdown beside this resident alone, per kind of sharing (NaN = not yet).
+        std::array<double, 4> alone{};
+    };
+    struct GpuClass {
+        std::vector<int> gpus;            // ascending
+        std::vector<std::uint8_t> level;  // per resident: sharing with a GPU of the class
+    };
+    struct Memo {
+        std::uint64_t key = 0;
+        double job_slowdown = 1, loss = 0;
+        bool complete = true;  // false: loss is only a lower bound, already past the bound
     };
 
     Resident& next_resident() {
-        if (resident_count_ == residents_.size()) residents_.emplace_back();
-        return residents_[resident_count_++];
+        if (count_ == residents_.size()) residents_.emplace_back();
+        return residents_[count_++];
+    }
+
+    const Memo& entry(const std::vector<int>& gpus) {
+        Placement mine{node_, gpus};
+        levels_.clear();
+        for (std::size_t i = 0; i < count_; ++i)
+            levels_.push_back(static_cast<std::uint8_t>(state_.intra_node_sharing(mine, *residents_[i].at)));
+        return score_levels(levels_.data(), static_cast<int>(gpus.size()));
+    }
+
+    // Scores levels_ (the signature), once per signature while it fits a 64-bit key.
+    // Scores levels_ (the signature), once per signature while it fits a 64-bit key. Stops as
+    // soon as the loss reaches bound_: a neighbour never makes a job faster, so the rest could
+    // only add to it (the result is then a lower bound, marked incomplete).
+    const Memo& score_levels(const std::uint8_t* lv, int gpus) {
+        std::uint64_t key = 0;
+        const bool packed = count_ <= 21;
+        Memo* known = nullptr;
+        if (packed) {
+            for (std::size_t i = 0; i < count_; ++i) key |= std::uint64_t{lv[i]} << (3 * i);
+            if (Memo* m = find_memo(key)) {
+                if (m->complete || m->loss >= bound_) return *m;
+                known = m;
+            }
+        }
+        Memo m;
+        m.key = key;
+        if (known && !std::isnan(known->job_slowdown)) {
+            m.job_slowdown = known->job_slowdown;
+        } else if (double lb = own_lower_bound(lv); lost_throughput(lb, gpus) + link_harm_ >= bound_) {
+            // Beside its tightest neighbours alone the job already loses too much.
+            m.job_slowdown = std::numeric_limits<double>::quiet_NaN();
+            m.loss = lost_throughput(lb, gpus) + link_harm_;
+            m.complete = false;
+            return keep_memo(m, known, packed);
+        } else {
+            mine_.clear();
+            for (std::size_t i = 0; i < count_; ++i) {
+                mine_.push_back({residents_[i].job->profile, static_cast<model::Sharing>(lv[i]), std::nullopt});
+                if (residents_[i].linked)
+                    mine_.push_back({residents_[i].job->profile, model::Sharing::Link, std::nullopt});
+            }
+            for (const NeighbourEffect* e : link_only_)
+                mine_.push_back({state_.find(e->id)->profile, model::Sharing::Link, std::nullopt});
+            m.job_slowdown = model_.slowdown(*request_.profile, mine_);
+        }
+        m.loss = lost_throughput(m.job_slowdown, gpus) + link_harm_;
+        for (std::size_t i = 0; i < count_ && m.complete; ++i) {
+            if (m.loss >= bound_) {
+                m.complete = false;
+                break;
+            }
+            Resident& r = residents_[i];
+            double& after = r.after[lv[i]];
+            if (std::isnan(after)) {
+                with_.assign(r.neighbours().begin(), r.neighbours().end());
+                with_.push_back({request_.profile, static_cast<model::Sharing>(lv[i]), std::nullopt});
+                if (r.linked) with_.push_back({request_.profile, model::Sharing::Link, std::nullopt});
+                after = model_.slowdown(*r.job->profile, with_);
+            }
+            m.loss += lost_throughput(after, r.gpus) - lost_throughput(r.before, r.gpus);
+        }
+        return keep_memo(m, known, packed);
+    }
+
+    const Memo& keep_memo(const Memo& m, Memo* known, bool packed) {
+        if (!packed) {
+            scratch_ = m;
+            return scratch_;
+        }
+        if (known) {
+            *known = m;
+            return *known;
+        }
+        memo_.push_back(m);
+        index_memo(m.key, memo_.size() - 1);
+        return memo_.back();
+    }
+
+    // A lower bound of the new job's slowdown for levels_ (a neighbour never makes a job faster,
+    // so the slowdown beside all of them is at least that beside any one): the residents it
+    // would share a GPU or an island with, one at a time, while the bound can still cut.
+    double own_lower_bound(const std::uint8_t* lv) {
+        if (!std::isfinite(bound_)) return 1.0;
+        double lb = 1.0;
+        for (std::size_t i = 0; i < count_; ++i)
+            if (lv[i] <= static_cast<std::uint8_t>(model::Sharing::Island)) lb = std::max(lb, alone(i, lv[i]));
+        return lb;
+    }
+
+    // The new job's slowdown beside resident i alone, sharing `level` with it.
+    double alone(std::size_t i, std::uint8_t level) {
+        Resident& r = residents_[i];
+        double& a = r.alone[level];
+        if (std::isnan(a)) {
+            const model::Neighbour one{r.job->profile, static_cast<model::Sharing>(level), std::nullopt};
+            a = model_.slowdown(*request_.profile, std::span(&one, 1));
+        }
+        return a;
+    }
+
+    // Signature -> memo_ position, open addressing; a slot is live only in this generation.
+    Memo* find_memo(std::uint64_t key) {
+        for (std::size_t i = hash(key);; i = (i + 1) & (kSlots - 1)) {
+            const Slot& s = slots_[i];
+            if (s.generation != generation_) return nullptr;
+            if (memo_[s.at].key == key) return &memo_[s.at];
+        }
+    }
+    void index_memo(std::uint64_t key, std::size_t at) {
+        if (memo_.size() > kSlots / 2) return;  // full enough: later ones are just not found
+        for (std::size_t i = hash(key);; i = (i + 1) & (kSlots - 1))
+            if (slots_[i].generation != generation_) {
+                slots_[i] = {generation_, at};
+                return;
+            }
+    }
+    static std::size_t hash(std::uint64_t key) {
+        key ^= key >> 29;
+        key *= 0xbf58476d1ce4e5b9ULL;
+        return static_cast<std::size_t>(key >> 40) & (kSlots - 1);
+    }
+
+    void build_classes(const std::vector<int>& eligible) {
+        const NodeType& t = state_.topology().type_of(node_);
+        classes_used_ = 0;
+        auto same = [&](int a, int b) {
+            if (t.island[a] != t.island[b] || t.pcie_switch[a] != t.pcie_switch[b]) return false;
+            const auto& ja = state_.jobs_on_gpu(node_, a);
+            const auto& jb = state_.jobs_on_gpu(node_, b);
+            if (ja.size() != jb.size()) return false;
+            if (ja.size() == 1) return ja[0] == jb[0];
+            return std::is_permutation(ja.begin(), ja.end(), jb.begin());
+        };
+        for (int g : eligible) {
+            GpuClass* home = nullptr;
+            for (std::size_t c = 0; c < classes_used_ && !home; ++c)
+                if (same(classes_[c].gpus.front(), g)) home = &classes_[c];
+            if (!home) {
+                if (classes_used_ == classes_.size()) classes_.emplace_back();
+                home = &classes_[classes_used_++];
+                home->gpus.clear();
+                home->level.clear();
+                Placement one{node_, {g}};
+                for (std::size_t i = 0; i < count_; ++i)
+                    home->level.push_back(static_cast<std::uint8_t>(state_.intra_node_sharing(one, *residents_[i].at)));
+            }
+            home->gpus.push_back(g);
+        }
+        suffix_.assign(classes_used_ + 1, 0);
+        for (std::size_t c = classes_used_; c-- > 0;)
+            suffix_[c] = suffix_[c + 1] + static_cast<int>(classes_[c].gpus.size());
+    }
+
+    // Counts the sets of classes (at most k of them, with at least k GPUs) up to `limit`.
+    bool count_choices(std::size_t c, int taken, int covered, int k, std::size_t limit, std::size_t& n) const {
+        if (c == classes_used_) {
+            if (taken > 0 && covered >= k) return ++n <= limit;
+            return true;
+        }
+        if (taken > k || covered + suffix_[c] < k) return true;
+        if (taken < k && !count_choices(c + 1, taken + 1, covered + static_cast<int>(classes_[c].gpus.size()), k, limit, n))
+            return false;
+        return count_choices(c + 1, taken, covered, k, limit, n);
+    }
+
+    template <class Visit>
+    void walk(std::size_t c, int covered, int k, Visit& visit) {
+        const int taken = static_cast<int>(chosen_.size());
+        // Done when every class has been passed, or when k classes are chosen (no more can be).
+        if (c == classes_used_ || taken == k) {
+            if (taken == 0 || covered < k) return;
+            const std::uint8_t* row = &level_rows_[static_cast<std::size_t>(taken) * std::max<std::size_t>(count_, 1)];
+            // The GPUs only when asked for (a candidate that cannot win needs none): the lowest
+            // GPU of each chosen class, then the lowest of the rest of them.
+            auto gpus = [&]() -> const std::vector<int>& {
+                gpus_.clear();
+                spare_.clear();
+                for (std::size_t ci : chosen_) {
+                    gpus_.push_back(classes_[ci].gpus.front());
+                    spare_.insert(spare_.end(), classes_[ci].gpus.begin() + 1, classes_[ci].gpus.end());
+                }
+                std::sort(spare_.begin(), spare_.end());
+                for (std::size_t i = 0; static_cast<int>(gpus_.size()) < k; ++i) gpus_.push_back(spare_[i]);
+                std::sort(gpus_.begin(), gpus_.end());
+                return gpus_;
+            };
+            visit(score_levels(row, k).loss, gpus);
+            return;
+        }
+        if (taken > k || covered + suffix_[c] < k) return;
+        if (taken < k) {
+            const std::size_t width = std::max<std::size_t>(count_, 1);
+            const std::uint8_t* from = &level_rows_[static_cast<std::size_t>(taken) * width];
+            std::uint8_t* to = &level_rows_[static_cast<std::size_t>(taken + 1) * width];
+            // Every choice with this class shares at least this much with the residents it
+            // tightens: once the new job's slowdown beside one of them alone reaches the bound,
+            // no such choice can win (a neighbour never makes a job faster).
+            double lb = lb_rows_[static_cast<std::size_t>(taken)];
+            for (std::size_t r = 0; r < count_; ++r) {
+                to[r] = std::min(from[r], classes_[c].level[r]);
+                if (to[r] < from[r] && to[r] <= static_cast<std::uint8_t>(model::Sharing::Island) && std::isfinite(bound_))
+                    lb = std::max(lb, alone(r, to[r]));
+            }
+            lb_rows_[static_cast<std::size_t>(taken + 1)] = lb;
+            if (lost_throughput(lb, k) + link_harm_ < bound_) {
+                chosen_.push_back(c);
+                walk(c + 1, covered + static_cast<int>(classes_[c].gpus.size()), k, visit);
+                chosen_.pop_back();
+            }
+        }
+        walk(c + 1, covered, k, visit);
     }
 
     const ClusterState& state_;
     const model::InterferenceModel& model_;
     const JobRequest& request_;
     int node_;
+    bool multi_;
+    std::size_t count_ = 0;
+    std::size_t classes_used_ = 0;
+    double link_harm_ = 0;
+    double bound_ = std::numeric_limits<double>::infinity();
+    Memo scratch_;
     // Reused across decisions so that a decision allocates little.
     static thread_local std::vector<Resident> residents_;
-    std::size_t resident_count_ = 0;
-    static thread_local std::vector<std::pair<std::vector<std::uint8_t>, double>> memo_;
-    static thread_local std::vector<std::uint8_t> signature_;
-    static thread_local std::vector<model::Neighbour> mine_;
+    static thread_local std::vector<GpuClass> classes_;
+    static thread_local std::vector<Memo> memo_;
+    struct Slot {
+        std::uint64_t generation = 0;
+        std::size_t at = 0;
+    };
+    static constexpr std::size_t kSlots = 1024;
+    static thread_local std::array<Slot, kSlots> slots_;
+    static thread_local std::uint64_t generation_;
+    static thread_local std::vector<const NeighbourEffect*> link_only_;
+    static thread_local std::vector<std::uint8_t> levels_, level_rows_;
+    static thread_local std::vector<double> lb_rows_;
+    static thread_local std::vector<model::Neighbour> mine_, with_;
+    static thread_local std::vector<std::size_t> chosen_;
+    static thread_local std::vector<int> gpus_, spare_, suffix_;
 };
 
 thread_local std::vector<NodeScorer::Resident> NodeScorer::residents_;
-thread_local std::vector<std::pair<std::vector<std::uint8_t>, double>> NodeScorer::memo_;
-thread_local std::vector<std::uint8_t> NodeScorer::signature_;
-thread_local std::vector<model::Neighbour> NodeScorer::mine_;
+thread_local std::vector<NodeScorer::GpuClass> NodeScorer::classes_;
+thread_local std::vector<NodeScorer::Memo> NodeScorer::memo_;
+thread_local std::array<NodeScorer::Slot, NodeScorer::kSlots> NodeScorer::slots_;
+thread_local std::uint64_t NodeScorer::generation_ = 0;
+thread_local std::vector<const NeighbourEffect*> NodeScorer::link_only_;
+thread_local std::vector<std::uint8_t> NodeScorer::levels_, NodeScorer::level_rows_;
+thread_local std::vector<double> NodeScorer::lb_rows_;
+thread_local std::vector<model::Neighbour> NodeScorer::mine_, NodeScorer::with_;
+thread_local std::vector<std::size_t> NodeScorer::chosen_;
+thread_local std::vector<int> NodeScorer::gpus_, NodeScorer::spare_, NodeScorer::suffix_;
 
 // Greedy: add one GPU at a time, the one that keeps the partial set's loss lowest.
 template <class Loss>
@@ -165,9 +575,12 @@ std::vector<int> nodes_to_score(const ClusterState& state, const JobRequest& req
             if (per_link[static_cast<std::size_t>(link)]++ < request.nodes) out.push_back(n);
         }
     }
+    // A single-node job alone on a node loses nothing, and a neighbour never makes anyone
+    // faster: when a node without jobs can take it, no occupied node can do better.
+    if (request.nodes == 1 && !out.empty()) return out;
     const int occupied = state.nodes_with_at_least(Capacity::Open, k) - empties;
     if (occupied <= 0) return out;
-    if (options.max_nodes_scored <= 0 || occupied <= options.max_nodes_scored) {
+    if (options.max_nodes_scored <= 0 || occupied <= std::max(options.max_nodes_scored, 2 * request.nodes)) {
         for (int n = state.next_node_with_at_least(Capacity::Open, k); n >= 0;
              n = state.next_node_with_at_least(Capacity::Open, k, n))
             if (!state.jobs_on_node(n).empty()) out.push_back(n);
@@ -175,13 +588,15 @@ std::vector<int> nodes_to_score(const ClusterState& state, const JobRequest& req
     }
     const int count = static_cast<int>(state.topology().nodes().size());
     const int start = static_cast<int>(mix(request.id) % static_cast<std::uint64_t>(count));
+    // A multi-node job needs that many nodes to choose from, and some spare.
+    const int limit = std::max(options.max_nodes_scored, 2 * request.nodes);
     int taken = 0;
-    for (int v = state.max_gpus_per_node(); v >= k && taken < options.max_nodes_scored; --v) {
+    for (int v = state.max_gpus_per_node(); v >= k && taken < limit; --v) {
         const NodeSet& set = state.nodes_with(Capacity::Open, v);
         auto visit = [&](int n) {
             if (state.jobs_on_node(n).empty()) return false;
             out.push_back(n);
-            return ++taken >= options.max_nodes_scored;
+            return ++taken >= limit;
         };
         bool done = false;
         for (int n = set.next(start - 1); n >= 0 && !done; n = set.next(n)) done = visit(n);
@@ -220,6 +635,9 @@ std::vector<std::vector<int>> gpu_subsets(const std::vector<int>& gpus, int k, s
     return out;
 }
 
+ColocPolicy::ColocPolicy(const model::InterferenceModel& model, ColocOptions options)
+    : model_(&model), options_(options), cache_(options.reuse_predictions ? std::make_shared<ColocCache>() : nullptr) {}
+
 Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request, int keep) const {
     Decision d;
     if (request.gpus_per_node < 1 || request.nodes < 1) {
@@ -229,58 +647,93 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
     const bool single = request.nodes == 1;
     std::vector<Scored> all;       // every scored set, when more than one is kept
     std::vector<Scored> per_node;  // the best set per node
-    for (int node : nodes_to_score(state, request, options_)) {
-        std::vector<int> eligible = eligible_gpus(state, request, node);
+    LinkHarm link_harm(state, *model_, request, cache_.get());
+    Candidate best_single;         // the best one-node candidate, worked out in full
+    // The best losses so far, one per node, as many as the job needs nodes: the n-th is what a
+    // node must beat to matter.
+    std::vector<double> top;
+    auto cut = [&] {
+        return static_cast<int>(top.size()) == request.nodes ? top.back() : std::numeric_limits<double>::infinity();
+    };
+    // Among placements the model cannot tell apart, the one on the node with the most idle GPUs,
+    // then the fewest jobs, then the lowest index: it leaves the rest of the cluster best able to
+    // take jobs without sharing (and, with an uninformed model, does what spread does).
+    auto preferred = [&](int a, int b) {
+        const int ia = state.idle_gpus(a), ib = state.idle_gpus(b);
+        if (ia != ib) return ia > ib;
+        const std::size_t ja = state.jobs_on_node(a).size(), jb = state.jobs_on_node(b).size();
+        if (ja != jb) return ja < jb;
+        return a < b;
+    };
+    auto lighter_here = [&](const Scored& a, const Scored& b) {
+        if (a.loss < b.loss - kTie) return true;
+        if (b.loss < a.loss - kTie) return false;
+        if (a.node != b.node) return preferred(a.node, b.node);
+        return a.gpus < b.gpus;
+    };
+    std::vector<int> nodes = nodes_to_score(state, request, options_);
+    // The likeliest winners first, so that the bound prunes early.
+    std::sort(nodes.begin(), nodes.end(), preferred);
+    thread_local std::vector<int> eligible_buffer;
+    for (int node : nodes) {
+        std::vector<int>& eligible = eligible_buffer;
+        eligible_into(state, request, node, eligible);
         if (static_cast<int>(eligible.size()) < request.gpus_per_node) continue;
         Scored best;
-        auto consider = [&](std::vector<int> set, double loss) {
-            Scored s{node, std::move(set), loss};
-            if (best.node < 0 || lighter(s, best)) best = s;
-            if (keep > 1) all.push_back(std::move(s));
+        NodeScorer scorer(state, *model_, request, node, single ? nullptr : &link_harm, cache_.get());
+        // A job on n nodes needs only the n best nodes: a candidate at or past the n-th best so
+        // far is not worked out in full. (Explain wants every candidate's loss.)
+        const bool prune = keep <= 1;
+        auto bound = [&] {
+            double b = std::min(cut(), best.node >= 0 ? best.loss : cut());
+            return prune ? b + 2 * kTie : std::numeric_limits<double>::infinity();
         };
-        auto sets = gpu_subsets(eligible, request.gpus_per_node, kMaxSubsets);
-        if (single && state.jobs_on_node(node).empty()) {
-            // No neighbour on the node: every set scores alike; the lowest GPUs are the most compact.
-            if (sets.empty()) sets.push_back({eligible.begin(), eligible.begin() + request.gpus_per_node});
-            else if (keep <= 1) sets.resize(1);
-        }
-        if (single) {
-            NodeScorer scorer(state, *model_, request, node);
-            if (sets.empty())
-                sets.push_back(greedy_set(request.gpus_per_node, eligible,
-                                          [&](const std::vector<int>& s) { return scorer.loss(s); }));
-            for (auto& set : sets) {
-                double loss = scorer.loss(set);
-                consider(std::move(set), loss);
+        scorer.set_bound(bound());
+        auto consider = [&](double loss, auto&& gpus) {
+            if (keep <= 1 && best.node >= 0 && loss > best.loss + kTie) return;  // cannot win
+            const std::vector<int>& set = gpus();
+            Scored s{node, {}, loss};
+            const bool wins = best.node < 0 || loss < best.loss - kTie || (loss <= best.loss + kTie && set < best.gpus);
+            if (wins || keep > 1) s.gpus = set;
+            if (keep > 1) all.push_back(s);
+            if (wins) {
+                best = std::move(s);
+                scorer.set_bound(bound());
             }
-        } else {
-            auto loss_of = [&](const std::vector<int>& s) {
-                return score_candidate(state, *model_, request, {{node, s}}).loss;
-            };
-            if (sets.empty()) sets.push_back(greedy_set(request.gpus_per_node, eligible, loss_of));
-            for (auto& set : sets) {
-                double loss = loss_of(set);
-                consider(std::move(set), loss);
-            }
+        };
+        if (!scorer.for_each_choice(eligible, request.gpus_per_node, kMaxSubsets, consider)) {
+            scorer.set_bound(std::numeric_limits<double>::infinity());
+            auto set = greedy_set(request.gpus_per_node, eligible,
+                                  [&](const std::vector<int>& s) { return scorer.loss(s); });
+            consider(scorer.loss(set), [&]() -> const std::vector<int>& { return set; });
         }
-        if (best.node >= 0) per_node.push_back(std::move(best));
+        if (best.node >= 0 && best.loss >= cut() + 2 * kTie && prune) continue;  // beaten
+        if (single && best.node >= 0 &&
+            (best_single.where.empty() || best.loss < best_single.loss - kTie ||
+             (best.loss <= best_single.loss + kTie && preferred(node, best_single.where.front().node))))
+            best_single = scorer.candidate(best.gpus);
+        if (best.node >= 0) {
+            top.insert(std::upper_bound(top.begin(), top.end(), best.loss), best.loss);
+            if (static_cast<int>(top.size()) > request.nodes) top.pop_back();
+            per_node.push_back(std::move(best));
+        }
     }
     if (static_cast<int>(per_node.size()) < request.nodes) {
         d.reason = "no node has " + std::to_string(request.gpus_per_node) + " GPU(s) with a free slot" +
                    (request.nodes > 1 ? " on " + std::to_string(request.nodes) + " nodes" : "");
         return d;
     }
-    std::sort(per_node.begin(), per_node.end(), lighter);
+    std::sort(per_node.begin(), per_node.end(), lighter_here);
     if (single) {
-        d.chosen = score_candidate(state, *model_, request, {{per_node.front().node, per_node.front().gpus}});
+        d.chosen = std::move(best_single);
     } else {
         std::vector<Placement> where;
         for (int i = 0; i < request.nodes; ++i) where.push_back({per_node[i].node, per_node[i].gpus});
         std::sort(where.begin(), where.end(), [](const Placement& a, const Placement& b) { return a.node < b.node; });
-        d.chosen = score_candidate(state, *model_, request, std::move(where));
+        d.chosen = score_kept(state, *model_, request, std::move(where), cache_.get());
     }
     if (keep > 1 && single) {
-        std::sort(all.begin(), all.end(), lighter);
+        std::sort(all.begin(), all.end(), lighter_here);
         if (static_cast<int>(all.size()) > keep) all.resize(static_cast<std::size_t>(keep));
         for (auto& s : all) d.ranked.push_back(score_candidate(state, *model_, request, {{s.node, std::move(s.gpus)}}));
     } else {

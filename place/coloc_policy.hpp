@@ -10,6 +10,7 @@
 #pragma once
 
 #include <limits>
+#include <memory>
 
 #include "place/policy.hpp"
 
@@ -17,18 +18,23 @@ namespace coloc::place {
 
 struct ColocOptions {
     // Occupied nodes scored per decision; 0 = all (exact on any cluster, slow on large ones).
-    int max_nodes_scored = 64;
+    int max_nodes_scored = 32;
     // Admission: refuse to place (the job waits) when the best candidate's predicted loss per GPU
     // of the job exceeds this. 1.0 = co-locate only when the pair is predicted to get more done
     // than the two jobs one after the other. Infinity = never refuse (what colocd does: Slurm has
     // already started the job when colocd is asked).
     double max_loss_per_gpu = std::numeric_limits<double>::infinity();
+    // Keep each running job's neighbours and predicted slowdown between decisions until they
+    // change (ClusterState's change stamps). Only for a model that does not learn between
+    // decisions (the replay), and a policy used from one thread.
+    bool reuse_predictions = false;
 };
+
+struct ColocCache;
 
 class ColocPolicy final : public Policy {
 public:
-    explicit ColocPolicy(const model::InterferenceModel& model, ColocOptions options = {})
-        : model_(&model), options_(options) {}
+    explicit ColocPolicy(const model::InterferenceModel& model, ColocOptions options = {});
     std::string name() const override { return "coloc"; }
     Decision place(const ClusterState& state, const JobRequest& request, int keep = 1) const override;
     const ColocOptions& options() const { return options_; }
@@ -36,10 +42,12 @@ public:
 private:
     const model::InterferenceModel* model_;
     ColocOptions options_;
+    std::shared_ptr<ColocCache> cache_;  // with reuse_predictions
 };
 
 // Better candidate first: lower loss, then lower node index, then lower GPU indices, so that
-// equal scores always resolve the same way.
+// equal scores always resolve the same way. (ColocPolicy::place breaks ties between nodes by
+// what they have left, which a Candidate does not carry.)
 bool better(const Candidate& a, const Candidate& b);
 
 // Every k-subset of `gpus` (in order); empty when there are more than `limit` of them, and the

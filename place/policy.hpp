@@ -3,7 +3,9 @@
 // is the engine that scores candidates with the interference model.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,17 @@ public:
 // each neighbour (slowdown before and after), as GPU-weighted lost throughput.
 Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model,
                           const JobRequest& request, std::vector<Placement> where);
+
+// A running job's neighbours now and its predicted slowdown with them.
+struct CurrentLoad {
+    std::span<const model::Neighbour> neighbours;
+    double slowdown = 1.0;
+};
+// The same, with each neighbour's current load from `current` (a caller that keeps them between
+// decisions) instead of worked out afresh.
+Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model,
+                          const JobRequest& request, std::vector<Placement> where,
+                          const std::function<CurrentLoad(const RunningJob&)>& current);
 
 // The GPUs on `node` the request may take one slot of (free slot, allowed).
 std::vector<int> eligible_gpus(const ClusterState& state, const JobRequest& request, int node);

@@ -41,6 +41,17 @@ std::vector<int> candidate_nodes(const ClusterState& state, const JobRequest& re
 
 Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model,
                           const JobRequest& request, std::vector<Placement> where) {
+    thread_local std::vector<model::Neighbour> now;
+    return score_candidate(state, model, request, std::move(where), [&](const RunningJob& job) {
+        now.clear();
+        state.neighbours_of(job, now);
+        return CurrentLoad{now, model.slowdown(*job.profile, now)};
+    });
+}
+
+Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model,
+                          const JobRequest& request, std::vector<Placement> where,
+                          const std::function<CurrentLoad(const RunningJob&)>& current) {
     thread_local std::vector<model::Neighbour> mine, theirs;
     Candidate c;
     c.where = std::move(where);
@@ -69,9 +80,9 @@ Candidate score_candidate(const ClusterState& state, const model::InterferenceMo
 
     for (JobId other : seen) {
         const RunningJob& them = *state.find(other);
-        theirs.clear();
-        state.neighbours_of(them, theirs);
-        NeighbourEffect e{other, model.slowdown(*them.profile, theirs), 1.0};
+        const CurrentLoad load = current(them);
+        theirs.assign(load.neighbours.begin(), load.neighbours.end());
+        NeighbourEffect e{other, load.slowdown, 1.0};
         for (const Placement& p : c.where)
             if (const Placement* tp = them.on_node(p.node))
                 theirs.push_back({request.profile, state.intra_node_sharing(*tp, p), std::nullopt});

@@ -1,0 +1,61 @@
+#include "place/policy_factory.hpp"
+
+#include <stdexcept>
+
+#include "place/exclusive_policy.hpp"
+#include "place/pack_policy.hpp"
+#include "place/slurm_first_fit_policy.hpp"
+#include "place/spread_policy.hpp"
+
+namespace coloc::place {
+
+namespace {
+
+std::string known_list() {
+    std::string out;
+    for (const auto& n : policy_names()) out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& policy_names() {
+    static const std::vector<std::string> names = {"exclusive", "slurm", "pack", "spread", "coloc"};
+    return names;
+}
+
+std::unique_ptr<Policy> make_policy(const std::string& name, const model::InterferenceModel* model,
+                                    const ColocOptions& coloc) {
+    if (name == "exclusive") return std::make_unique<ExclusivePolicy>(model);
+    if (name == "slurm") return std::make_unique<SlurmFirstFitPolicy>(model);
+    if (name == "pack") return std::make_unique<PackPolicy>(model);
+    if (name == "spread") return std::make_unique<SpreadPolicy>(model);
+    if (name == "coloc") {
+        if (!model) throw std::invalid_argument("policy 'coloc' needs an interference model");
+        return std::make_unique<ColocPolicy>(*model, coloc);
+    }
+    throw std::invalid_argument("unknown policy '" + name + "' (known: " + known_list() + ")");
+}
+
+std::vector<std::string> parse_policy_list(const std::string& list) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        std::size_t comma = list.find(',', start);
+        std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        while (!name.empty() && name.front() == ' ') name.erase(name.begin());
+        while (!name.empty() && name.back() == ' ') name.pop_back();
+        if (name.empty()) throw std::invalid_argument("empty policy name in '" + list + "' (known: " + known_list() + ")");
+        bool known = false;
+        for (const auto& n : policy_names()) known = known || n == name;
+        if (!known) throw std::invalid_argument("unknown policy '" + name + "' (known: " + known_list() + ")");
+        for (const auto& seen : out)
+            if (seen == name) throw std::invalid_argument("policy '" + name + "' is listed twice");
+        out.push_back(name);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+}  // namespace coloc::place
