@@ -1,0 +1,23 @@
+// The replay's plots, rendered by gnuplot as SVG and PNG: the JCT distribution per policy (CDF),
+// busy GPUs over time, and a histogram of slowdowns. The data files and the gnuplot script stay
+// beside them, so a plot can be redrawn or restyled.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "replay/replay.hpp"
+#include "replay/workload.hpp"
+
+namespace coloc::replay {
+
+struct PlotFiles {
+    std::vector<std::string> written;  // data, script and images, as paths
+    std::string problem;               // why no image was rendered, empty when all were
+};
+
+// Writes into `dir` (which must exist); runs `gnuplot` (found on PATH) unless `render` is false.
+PlotFiles write_plots(const std::string& dir, const Workload& workload, const ReplayResult& result,
+                      int total_gpus, bool render = true);
+
+}  // namespace coloc::replay

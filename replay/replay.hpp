@@ -1,0 +1,39 @@
+// One replay: the same workload through each policy, every one under the same truth model.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/model.hpp"
+#include "place/coloc_policy.hpp"
+#include "place/topology.hpp"
+#include "replay/metrics.hpp"
+#include "replay/simulator.hpp"
+#include "replay/workload.hpp"
+
+namespace coloc::replay {
+
+struct ReplaySetup {
+    const place::Topology* topology = nullptr;
+    std::vector<std::string> policies = {"exclusive", "slurm", "pack", "spread", "coloc"};
+    const model::InterferenceModel* model = nullptr;  // what the coloc policy places by
+    const model::InterferenceModel* truth = nullptr;  // how fast jobs really run
+    place::ColocOptions coloc;
+    SimOptions sim;
+    std::function<void(const std::string& policy)> on_policy;  // before each policy's replay
+};
+
+struct ReplayResult {
+    std::vector<PolicyRun> runs;
+    std::vector<Summary> summaries;
+};
+
+// What a job needs on a node under `policy`: idle GPUs for exclusive, GPUs with a free slot for
+// the others.
+place::Capacity capacity_of(const std::string& policy);
+
+// Throws std::invalid_argument for an unknown policy or a missing topology, model or truth.
+ReplayResult run_replay(const Workload& workload, const ReplaySetup& setup);
+
+}  // namespace coloc::replay

@@ -1,0 +1,406 @@
+#include "replay/simulator.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+namespace coloc::replay {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Min-heap of running jobs by predicted end, with positions so that a job's key can move.
+class EndHeap {
+public:
+    explicit EndHeap(std::size_t jobs) : pos_(jobs, -1) {}
+    bool empty() const { return heap_.empty(); }
+    int top() const { return heap_.front(); }
+    void set(int job, double key, std::vector<double>& keys) {
+        keys[static_cast<std::size_t>(job)] = key;
+        int at = pos_[static_cast<std::size_t>(job)];
+        if (at < 0) {
+            at = static_cast<int>(heap_.size());
+            heap_.push_back(job);
+            pos_[static_cast<std::size_t>(job)] = at;
+        }
+        up(at, keys);
+        down(pos_[static_cast<std::size_t>(job)], keys);
+    }
+    void erase(int job, const std::vector<double>& keys) {
+        int at = pos_[static_cast<std::size_t>(job)];
+        if (at < 0) return;
+        int last = heap_.back();
+        heap_.pop_back();
+        pos_[static_cast<std::size_t>(job)] = -1;
+        if (last == job) return;
+        heap_[static_cast<std::size_t>(at)] = last;
+        pos_[static_cast<std::size_t>(last)] = at;
+        up(at, keys);
+        down(pos_[static_cast<std::size_t>(last)], keys);
+    }
+
+private:
+    bool less(int a, int b, const std::vector<double>& k) const {
+        double ka = k[static_cast<std::size_t>(a)], kb = k[static_cast<std::size_t>(b)];
+        return ka < kb || (ka == kb && a < b);
+    }
+    void place(int at, int job) {
+        heap_[static_cast<std::size_t>(at)] = job;
+        pos_[static_cast<std::size_t>(job)] = at;
+    }
+    void up(int at, const std::vector<double>& k) {
+        int job = heap_[static_cast<std::size_t>(at)];
+        while (at > 0) {
+            int parent = (at - 1) / 2;
+            if (!less(job, heap_[static_cast<std::size_t>(parent)], k)) break;
+            place(at, heap_[static_cast<std::size_t>(parent)]);
+            at = parent;
+        }
+        place(at, job);
+    }
+    void down(int at, const std::vector<double>& k) {
+        const int n = static_cast<int>(heap_.size());
+        int job = heap_[static_cast<std::size_t>(at)];
+        while (true) {
+            int child = 2 * at + 1;
+            if (child >= n) break;
+            if (child + 1 < n && less(heap_[static_cast<std::size_t>(child + 1)], heap_[static_cast<std::size_t>(child)], k))
+                ++child;
+            if (!less(heap_[static_cast<std::size_t>(child)], job, k)) break;
+            place(at, heap_[static_cast<std::size_t>(child)]);
+            at = child;
+        }
+        place(at, job);
+    }
+
+    std::vector<int> heap_;
+    std::vector<int> pos_;
+};
+
+class Sim {
+public:
+    Sim(const place::Topology& topo, const place::Policy& policy, place::Capacity units,
+        const model::InterferenceModel& truth, const std::vector<ReplayJob>& jobs, const SimOptions& options)
+        : topo_(topo), policy_(policy), units_(units), truth_(truth), jobs_(jobs), options_(options), state_(topo),
+          heap_(jobs.size()), finish_(jobs.size(), kInf), remaining_(jobs.size()), rate_(jobs.size(), 1.0),
+          last_(jobs.size(), 0.0), queued_(jobs.size(), 0), stamp_(jobs.size(), 0) {
+        run_.policy = policy.name();
+        run_.jobs.resize(jobs.size());
+        for (std::size_t i = 0; i < jobs.size(); ++i) remaining_[i] = jobs[i].work;
+        int base = 0;
+        for (std::size_t n = 0; n < topo.nodes().size(); ++n) {
+            gpu_base_.push_back(base);
+            base += topo.type_of(static_cast<int>(n)).gpus;
+        }
+        released_.assign(static_cast<std::size_t>(base), 0);
+        node_units_.assign(topo.nodes().size(), -1);
+    }
+
+    PolicyRun run() {
+        auto t0 = std::chrono::steady_clock::now();
+        const std::size_t n = jobs_.size();
+        std::size_t next_arrival = 0, finished = 0, reported = 0;
+        while (next_arrival < n || !heap_.empty()) {
+            double t_end = heap_.empty() ? kInf : finish_[static_cast<std::size_t>(heap_.top())];
+            double t_arr = next_arrival < n ? jobs_[next_arrival].submit : kInf;
+            const double now = std::min(t_end, t_arr);
+            bool ended = false;
+            while (!heap_.empty() && finish_[static_cast<std::size_t>(heap_.top())] <= now) {
+                end(heap_.top(), now);
+                ended = true;
+                ++finished;
+            }
+            const bool was_empty = queue_live_ == 0;
+            const std::size_t first_new = queue_.size();
+            while (next_arrival < n && jobs_[next_arrival].submit <= now) enqueue(static_cast<int>(next_arrival++));
+            if (ended || was_empty) full_pass(now);
+            else arrivals_pass(now, first_new);
+            note_busy(now);
+            if (options_.observer) options_.observer(state_, now);
+            if (options_.progress && finished - reported >= std::max<std::size_t>(n / 200, 1)) {
+                reported = finished;
+                options_.progress(finished, n);
+            }
+        }
+        for (std::size_t i = 0; i < n; ++i)
+            if (run_.jobs[i].start < 0) ++run_.never_started;
+        if (options_.progress) options_.progress(finished, n);
+        run_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return std::move(run_);
+    }
+
+private:
+    // ---- queue -------------------------------------------------------------------------
+    void enqueue(int j) {
+        queue_.push_back(j);
+        queued_[static_cast<std::size_t>(j)] = 1;
+        ++queue_live_;
+        ++run_.events;
+    }
+    void dequeue(std::size_t pos) {
+        queued_[static_cast<std::size_t>(queue_[pos])] = 0;
+        --queue_live_;
+        while (head_ < queue_.size() && !queued_[static_cast<std::size_t>(queue_[head_])]) ++head_;
+        if (head_ > 4096 && head_ * 2 > queue_.size()) compact();
+    }
+    void compact() {
+        std::vector<int> live;
+        live.reserve(queue_live_);
+        for (std::size_t i = head_; i < queue_.size(); ++i)
+            if (queued_[static_cast<std::size_t>(queue_[i])]) live.push_back(queue_[i]);
+        queue_.swap(live);
+        head_ = 0;
+    }
+
+    // ---- capacity ----------------------------------------------------------------------
+    bool fits(const ReplayJob& j) const { return state_.nodes_with_at_least(units_, j.gpus_per_node) >= j.nodes; }
+    int free_units() const {
+        int total = 0;
+        for (int v = 1; v <= state_.max_gpus_per_node(); ++v) total += v * state_.nodes_with(units_, v).size();
+        return total;
+    }
+    bool is_unit(int node, int used) const {
+        return units_ == place::Capacity::Idle ? used == 0 : used < topo_.type_of(node).slots_per_gpu;
+    }
+
+    place::JobRequest request(int j) const {
+        place::JobRequest r;
+        r.id = static_cast<place::JobId>(j);
+        r.profile = jobs_[static_cast<std::size_t>(j)].profile;
+        r.gpus_per_node = jobs_[static_cast<std::size_t>(j)].gpus_per_node;
+        r.nodes = jobs_[static_cast<std::size_t>(j)].nodes;
+        return r;
+    }
+
+    // Asks the policy; starts the job when placed.
+    bool try_start(int j, double now) {
+        ++run_.decisions;
+        place::Decision d = policy_.place(state_, request(j));
+        if (!d.placed) {
+            ++run_.declined;
+            return false;
+        }
+        start(j, std::move(d.chosen.where), now);
+        return true;
+    }
+
+    // ---- scheduling passes ---------------------------------------------------------------
+    void full_pass(double now) {
+        while (head_ < queue_.size()) {
+            int h = queue_[head_];
+            if (!fits(jobs_[static_cast<std::size_t>(h)])) {
+                reserve(now, h, false);
+                break;
+            }
+            if (!try_start(h, now)) {
+                reserve(now, h, true);
+                break;
+            }
+            dequeue(head_);
+        }
+        if (head_ >= queue_.size()) return;
+        backfill(now, head_ + 1);
+    }
+
+    // Only new jobs arrived: the state is as the last pass left it, so its reservation holds
+    // and only the new jobs can be candidates.
+    void arrivals_pass(double now, std::size_t first_new) {
+        if (head_ >= queue_.size()) return;
+        backfill(now, std::max(first_new, head_ + 1));
+    }
+
+    void backfill(double now, std::size_t from) {
+        int examined = 0;
+        for (std::size_t pos = from; pos < queue_.size() && examined < options_.backfill_depth; ++pos) {
+            int q = queue_[pos];
+            if (!queued_[static_cast<std::size_t>(q)]) continue;
+            ++examined;
+            const ReplayJob& job = jobs_[static_cast<std::size_t>(q)];
+            if (!fits(job)) continue;
+            const bool before_shadow = now + job.limit <= shadow_;
+            if (!before_shadow && job.gpus() > extra_) continue;
+            if (!try_start(q, now)) continue;
+            ++run_.backfilled;
+            if (!before_shadow) extra_ -= job.gpus();
+            dequeue(pos);
+        }
+    }
+
+    // The head job's reservation: walk the running jobs by expected end (start + time limit),
+    // giving their GPUs back on a scratch copy, until the head fits. `declined`: it fits now but
+    // the policy declined, so at least one job must end first.
+    void reserve(double now, int h, bool declined) {
+        const ReplayJob& head = jobs_[static_cast<std::size_t>(h)];
+        const int k = head.gpus_per_node;
+        int count = state_.nodes_with_at_least(units_, k);
+        int free = free_units();
+        shadow_ = kInf;
+        int walked = 0;
+        for (const auto& [expected, r] : expected_) {
+            if (count >= head.nodes && (walked > 0 || !declined)) break;
+            const place::RunningJob* job = state_.find(static_cast<place::JobId>(r));
+            for (const place::Placement& p : job->where) {
+                int& units = node_units_[static_cast<std::size_t>(p.node)];
+                if (units < 0) {
+                    units = state_.capacity(units_, p.node);
+                    touched_nodes_.push_back(p.node);
+                }
+                for (int g : p.gpus) {
+                    std::size_t key = static_cast<std::size_t>(gpu_base_[static_cast<std::size_t>(p.node)] + g);
+                    if (released_[key]++ == 0) touched_gpus_.push_back(key);
+                    int used = state_.used_slots(p.node, g) - released_[key];
+                    if (!is_unit(p.node, used + 1) && is_unit(p.node, used)) {
+                        ++free;
+                        if (++units == k) ++count;
+                    }
+                }
+            }
+            ++walked;
+            shadow_ = std::max(expected, now);
+        }
+        if (count < head.nodes) shadow_ = kInf;  // it never fits: nothing to protect
+        extra_ = std::max(0, free - head.gpus());
+        for (std::size_t key : touched_gpus_) released_[key] = 0;
+        for (int node : touched_nodes_) node_units_[static_cast<std::size_t>(node)] = -1;
+        touched_gpus_.clear();
+        touched_nodes_.clear();
+    }
+
+    // ---- progress under the truth model -----------------------------------------------------
+    // The running jobs whose neighbours change when `j` starts or ends (j excluded).
+    const std::vector<int>& affected_by(const place::RunningJob& job) {
+        affected_.clear();
+        ++epoch_;
+        stamp_[static_cast<std::size_t>(job.id)] = epoch_;
+        auto add = [&](place::JobId id) {
+            if (stamp_[static_cast<std::size_t>(id)] == epoch_) return;
+            stamp_[static_cast<std::size_t>(id)] = epoch_;
+            affected_.push_back(static_cast<int>(id));
+        };
+        for (const place::Placement& p : job.where) {
+            for (place::JobId id : state_.jobs_on_node(p.node)) add(id);
+            int link = topo_.nodes()[static_cast<std::size_t>(p.node)].link;
+            if (job.multi_node() && link >= 0)
+                for (place::JobId id : state_.multi_node_jobs_on_link(link)) add(id);
+        }
+        return affected_;
+    }
+
+    void advance(int j, double now) {
+        std::size_t i = static_cast<std::size_t>(j);
+        remaining_[i] = std::max(0.0, remaining_[i] - rate_[i] * (now - last_[i]));
+        last_[i] = now;
+    }
+
+    void rerate(int j, double now) {
+        std::size_t i = static_cast<std::size_t>(j);
+        const place::RunningJob* job = state_.find(static_cast<place::JobId>(j));
+        neighbours_.clear();
+        state_.neighbours_of(*job, neighbours_);
+        double slowdown = truth_.slowdown(*job->profile, neighbours_);
+        if (!(slowdown >= 1.0)) slowdown = 1.0;
+        rate_[i] = 1.0 / slowdown;
+        heap_.set(j, now + remaining_[i] / rate_[i], finish_);
+    }
+
+    void start(int j, std::vector<place::Placement> where, double now) {
+        const ReplayJob& job = jobs_[static_cast<std::size_t>(j)];
+        place::RunningJob rj;
+        rj.id = static_cast<place::JobId>(j);
+        rj.profile = job.profile;
+        rj.where = std::move(where);
+        rj.since = now;
+        if (!state_.add(std::move(rj)))
+            throw std::logic_error("policy '" + policy_.name() + "' chose a placement that does not fit");
+        run_.jobs[static_cast<std::size_t>(j)].start = now;
+        last_[static_cast<std::size_t>(j)] = now;
+        ++run_.events;
+        const place::RunningJob& placed = *state_.find(static_cast<place::JobId>(j));
+        for (int a : affected_by(placed)) advance(a, now);
+        for (int a : affected_) rerate(a, now);
+        rerate(j, now);
+        expected_.emplace(now + job.limit, j);
+    }
+
+    void end(int j, double now) {
+        const place::RunningJob& job = *state_.find(static_cast<place::JobId>(j));
+        const std::vector<int>& affected = affected_by(job);
+        for (int a : affected) advance(a, now);
+        remaining_[static_cast<std::size_t>(j)] = 0;
+        expected_.erase({run_.jobs[static_cast<std::size_t>(j)].start + jobs_[static_cast<std::size_t>(j)].limit, j});
+        heap_.erase(j, finish_);
+        state_.remove(static_cast<place::JobId>(j));
+        run_.jobs[static_cast<std::size_t>(j)].end = now;
+        ++run_.events;
+        for (int a : affected) rerate(a, now);
+    }
+
+    void note_busy(double now) {
+        run_.busy_gpu_seconds += busy_now_ * (now - busy_since_);
+        busy_now_ = state_.busy_gpus();
+        busy_since_ = now;
+        BusyPoint p{now, state_.busy_gpus(), state_.used_slots_total()};
+        if (!options_.record_busy) {
+            run_.busy.assign(1, p);
+            return;
+        }
+        if (!run_.busy.empty() && run_.busy.back().t == now) {
+            run_.busy.back() = p;
+            return;
+        }
+        if (!run_.busy.empty() && run_.busy.back().busy_gpus == p.busy_gpus && run_.busy.back().used_slots == p.used_slots)
+            return;  // no change: the last point still holds
+        run_.busy.push_back(p);
+    }
+
+    const place::Topology& topo_;
+    const place::Policy& policy_;
+    place::Capacity units_;
+    const model::InterferenceModel& truth_;
+    const std::vector<ReplayJob>& jobs_;
+    const SimOptions& options_;
+    place::ClusterState state_;
+    PolicyRun run_;
+
+    EndHeap heap_;
+    std::vector<double> finish_;     // predicted end of each running job
+    std::vector<double> remaining_;  // solo seconds of work left
+    std::vector<double> rate_;       // progress per second (1 / slowdown)
+    std::vector<double> last_;       // when remaining_ was last brought up to date
+    std::set<std::pair<double, int>> expected_;  // running jobs by start + time limit
+
+    std::vector<int> queue_;
+    std::vector<char> queued_;
+    std::size_t head_ = 0;
+    std::size_t queue_live_ = 0;
+    double shadow_ = kInf;
+    int extra_ = 0;
+
+    std::vector<int> gpu_base_;        // first flat GPU index of each node
+    std::vector<int> released_;        // reserve(): slots given back per flat GPU
+    std::vector<int> node_units_;      // reserve(): units per node, -1 = untouched
+    std::vector<std::size_t> touched_gpus_;
+    std::vector<int> touched_nodes_;
+
+    double busy_now_ = 0, busy_since_ = 0;
+
+    std::vector<unsigned> stamp_;
+    unsigned epoch_ = 0;
+    std::vector<int> affected_;
+    std::vector<model::Neighbour> neighbours_;
+};
+
+}  // namespace
+
+PolicyRun simulate(const place::Topology& topology, const place::Policy& policy, place::Capacity units,
+                   const model::InterferenceModel& truth, const std::vector<ReplayJob>& jobs, const SimOptions& options) {
+    for (std::size_t i = 1; i < jobs.size(); ++i)
+        if (jobs[i].submit < jobs[i - 1].submit) throw std::invalid_argument("replay jobs must be in submission order");
+    Sim sim(topology, policy, units, truth, jobs, options);
+    return sim.run();
+}
+
+}  // namespace coloc::replay

@@ -1,0 +1,72 @@
+// The discrete-event replay of one policy: jobs arrive, wait in a Slurm-like queue (FIFO with
+// EASY backfill on the time limits), are placed by the policy, and progress at a rate set by
+// the truth model given their current neighbours.
+//
+// Time: each job carries its solo work (seconds); while it runs, it progresses at
+// 1 / truth.slowdown(job, neighbours). A start or an end changes the neighbours only of the jobs
+// that share a node with the job (or, for multi-node jobs, a link): only those are advanced and
+// re-rated, and only their predicted end moves in the event heap.
+//
+// Backfill (EASY, as Slurm's backfill with one reservation): when the first queued job cannot
+// start, it gets a reservation at the earliest time the running jobs' time limits free enough
+// GPUs for it (the shadow time); a later job may start now if the policy places it and it either
+// ends by its time limit before the shadow time or uses only GPUs the reserved job leaves over
+// (counted in GPUs). Time limits serve planning only: a job slowed past its limit runs on.
+// When the policy declines to place the first job although GPUs are free (the coloc policy's
+// admission limit), the reservation is at the next expected end.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "model/model.hpp"
+#include "place/cluster_state.hpp"
+#include "place/policy.hpp"
+#include "replay/workload.hpp"
+
+namespace coloc::replay {
+
+struct SimOptions {
+    // Queued jobs a backfill pass looks at (Slurm's bf_max_job_test).
+    int backfill_depth = 500;
+    // Called now and then with the jobs finished so far.
+    std::function<void(std::size_t finished, std::size_t total)> progress;
+    // Called after every batch of simultaneous events (tests check invariants with it).
+    std::function<void(const place::ClusterState& state, double now)> observer;
+    bool record_busy = true;  // the busy-GPU timeline (for plots and utilisation)
+};
+
+struct JobOutcome {
+    double start = -1;  // -1 = never started
+    double end = -1;
+};
+
+struct BusyPoint {
+    double t = 0;
+    int busy_gpus = 0;   // GPUs running at least one job
+    int used_slots = 0;  // job slots taken (> busy_gpus when GPUs are shared)
+};
+
+struct PolicyRun {
+    std::string policy;
+    std::vector<JobOutcome> jobs;  // per workload job
+    std::vector<BusyPoint> busy;   // after each change
+    std::size_t events = 0;        // arrivals + starts + ends
+    std::size_t decisions = 0;     // placement decisions asked of the policy
+    std::size_t backfilled = 0;    // jobs started ahead of an earlier one
+    std::size_t declined = 0;      // decisions the policy declined although GPUs were free
+    std::size_t never_started = 0;
+    double busy_gpu_seconds = 0;   // integral of busy GPUs over time
+    double wall_s = 0;             // how long the replay took
+};
+
+// `units` says what a job needs on a node: GPUs with a free slot (Open) or idle GPUs (Idle,
+// for the exclusive policy); the queue plans with it.
+PolicyRun simulate(const place::Topology& topology, const place::Policy& policy, place::Capacity units,
+                   const model::InterferenceModel& truth, const std::vector<ReplayJob>& jobs,
+                   const SimOptions& options = {});
+
+}  // namespace coloc::replay
