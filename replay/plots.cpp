@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <sys/wait.h>
@@ -136,6 +137,10 @@ std::string run_gnuplot(const std::string& dir) {
         if (errno != EINTR) return "lost gnuplot";
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127) return "gnuplot is not installed (apt-get install gnuplot-nox)";
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "gnuplot failed: see " + join(dir, "plots.log");
+    // Kept only when it says something (a failure, or gnuplot's warnings).
+    std::error_code ignored;
+    if (std::filesystem::file_size(join(dir, "plots.log"), ignored) == 0)
+        std::filesystem::remove(join(dir, "plots.log"), ignored);
     return "";
 }
 
