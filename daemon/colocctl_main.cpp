@@ -12,7 +12,8 @@ using coloc::ctl::CommandAdder;
 constexpr CommandAdder kCommandAdders[] = {
     coloc::ctl::add_status_command,  coloc::ctl::add_nodes_command,   coloc::ctl::add_jobs_command,
     coloc::ctl::add_history_command, coloc::ctl::add_explain_command, coloc::ctl::add_predict_command,
-    coloc::ctl::add_fit_command,     coloc::ctl::add_metrics_command, coloc::ctl::add_replay_command,
+    coloc::ctl::add_fit_command,     coloc::ctl::add_metrics_command, coloc::ctl::add_steering_command,
+    coloc::ctl::add_replay_command,
 };
 
 std::string env_or(const char* name, const std::string& fallback) {

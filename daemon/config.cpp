@@ -144,6 +144,54 @@ void read_nodes(const Reader& r, const YAML::Node& nodes, Config& cfg) {
     }
 }
 
+void read_steering(const Reader& r, const YAML::Node& n, SteeringConfig& s) {
+    r.only_keys(n, "steering", {"enabled", "interval_s", "max_updates_per_round", "max_extra_weight",
+                                "full_weight_loss", "weight_hysteresis", "quiet_loss", "quiet_hysteresis",
+                                "weight_profile", "classes"});
+    auto number = [&](const char* key, double min, double max) {
+        const std::string k = std::string("steering.") + key;
+        if (!n[key].IsScalar()) r.fail(n[key], k, "expected a number");
+        double v = 0;
+        try {
+            v = n[key].as<double>();
+        } catch (const YAML::Exception&) {
+            r.fail(n[key], k, "'" + n[key].as<std::string>() + "' is not a number");
+        }
+        if (!(v >= min && v <= max)) r.fail(n[key], k, n[key].as<std::string>() + " is outside " +
+                                                           std::to_string(min) + ".." + std::to_string(max));
+        return v;
+    };
+    if (n["enabled"]) {
+        const std::string v = r.str(n["enabled"], "steering.enabled");
+        if (v != "true" && v != "false") r.fail(n["enabled"], "steering.enabled", "expected true or false");
+        s.enabled = v == "true";
+    }
+    if (n["interval_s"]) s.interval_s = r.integer(n["interval_s"], "steering.interval_s", 1, 86400);
+    if (n["max_updates_per_round"])
+        s.max_updates_per_round = r.integer(n["max_updates_per_round"], "steering.max_updates_per_round", 1, 100000);
+    if (n["max_extra_weight"])
+        s.max_extra_weight = r.integer(n["max_extra_weight"], "steering.max_extra_weight", 1, 1000000);
+    if (n["full_weight_loss"]) s.full_weight_loss = number("full_weight_loss", 1e-6, 1000);
+    if (n["weight_hysteresis"])
+        s.weight_hysteresis = r.integer(n["weight_hysteresis"], "steering.weight_hysteresis", 0, 1000000);
+    if (n["quiet_loss"]) s.quiet_loss = number("quiet_loss", 0, 1000);
+    if (n["quiet_hysteresis"]) s.quiet_hysteresis = number("quiet_hysteresis", 0, 1000);
+    if (n["weight_profile"]) s.weight_profile = r.str(n["weight_profile"], "steering.weight_profile");
+    if (n["classes"]) {
+        const YAML::Node& c = n["classes"];
+        if (!c.IsMap()) r.fail(c, "steering.classes", "expected a mapping of feature name to profile name");
+        s.classes.clear();
+        for (const auto& kv : c) {
+            const std::string feature = kv.first.as<std::string>();
+            const std::string key = "steering.classes." + feature;
+            if (feature.rfind(kSteeringFeaturePrefix, 0) != 0 || feature.size() == 6 ||
+                feature.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+                r.fail(kv.first, key, "a class feature is coloc_ followed by lower-case letters, digits or '_'");
+            s.classes.push_back({feature, kv.second.IsNull() ? "" : r.str(kv.second, key)});
+        }
+    }
+}
+
 Config parse_root(const YAML::Node& root, const std::string& name) {
     Reader r(name);
     Config cfg;
@@ -152,7 +200,7 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     r.only_keys(root, "", {"listen", "database", "pidfile", "munge_socket", "credential_max_age_s", "admins",
                            "slurm_user", "model", "profiles", "explain_candidates", "metrics_port",
                            "metrics_address", "partitions",
-                           "default_mode", "node_types", "nodes"});
+                           "default_mode", "node_types", "nodes", "steering"});
     if (root["listen"]) cfg.listen = r.str_list(root["listen"], "listen");
     if (cfg.listen.empty()) r.fail(root["listen"], "listen", "needs at least one endpoint");
     for (const auto& e : cfg.listen)
@@ -186,6 +234,7 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
             cfg.partition_modes[kv.first.as<std::string>()] = r.mode(kv.second["mode"], key + ".mode");
         }
     }
+    if (root["steering"]) read_steering(r, root["steering"], cfg.steering);
     if (!root["node_types"]) r.fail(root, "node_types", "missing: describe at least one node type");
     read_node_types(r, root["node_types"], cfg);
     if (!root["nodes"]) r.fail(root, "nodes", "missing: list the nodes colocd places on");

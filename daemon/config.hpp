@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/steering_config.hpp"
 #include "place/topology.hpp"
 
 namespace coloc::daemon {
@@ -32,6 +33,7 @@ struct Config {
     GpuMode default_mode = GpuMode::Narrow;
     std::map<std::string, GpuMode> node_modes;               // per node, from `nodes: mode:`
     place::Topology topology;
+    SteeringConfig steering;                                 // node weights and features in Slurm
 };
 
 class ConfigError : public std::runtime_error {

@@ -177,6 +177,11 @@ void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
                       << " (" << d["mode"].get<std::string>() << " mode, decision " << d["decision"] << ", "
                       << d["source"].get<std::string>() << ", model " << d["model"].get<std::string>()
                       << "), predicted slowdown " << cell("x", d["predicted_slowdown"]) << "\n";
+            if (const json& st = d.value("steering", json()); st.is_object())
+                std::cout << "  steering: extra weight " << st.value("extra_weight", 0) << " (least "
+                          << st.value("least_extra_weight", 0) << "), "
+                          << (st.value("followed", false) ? "followed" : "not followed") << ", features "
+                          << cell("features", st.value("features", json::array())) << "\n";
             json rows = json::array();
             int rank = 1;
             for (const auto& c : d["candidates"]) {
@@ -184,7 +189,8 @@ void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
                 for (const auto& w : c["where"]) where += (where.empty() ? "" : " ") + w["node"].get<std::string>() + ":" + cell("gpus", w["gpus"]);
                 std::string neigh;
                 for (const auto& n : c["neighbours"])
-                    neigh += (neigh.empty() ? "" : " ") + std::to_string(n["job_id"].get<std::int64_t>()) + ":" +
+                    neigh += (neigh.empty() ? "" : " ") + std::to_string(n["job_id"].get<std::int64_t>()) +
+                             (n.contains("shares") ? "/" + n["shares"].get<std::string>() : "") + ":" +
                              cell("x", n["before"]) + "->" + cell("x", n["after"]);
                 rows.push_back({{"rank", rank++}, {"where", where}, {"job_slowdown", c["job_slowdown"]},
                                 {"harm", c["harm"]}, {"loss", c["loss"]}, {"neighbours", neigh}});

@@ -43,23 +43,13 @@ GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
     return cfg.default_mode;
 }
 
-json candidate_json(const place::Candidate& c, const place::Topology& topo) {
-    json where = json::array();
-    for (const auto& p : c.where) where.push_back({{"node", topo.nodes()[p.node].name}, {"gpus", p.gpus}});
-    json effects = json::array();
-    for (const auto& e : c.effects)
-        effects.push_back({{"job_id", e.id}, {"before", e.before}, {"after", e.after}});
-    return {{"where", where}, {"job_slowdown", c.job_slowdown}, {"harm", c.harm}, {"loss", c.loss},
-            {"neighbours", effects}};
-}
-
 }  // namespace
 
 const Service::Route Service::kRoutes[] = {
     {"place", &Service::on_place},     {"started", &Service::on_started}, {"ended", &Service::on_ended},
     {"status", &Service::on_status},   {"nodes", &Service::on_nodes},     {"jobs", &Service::on_jobs},
     {"history", &Service::on_history}, {"explain", &Service::on_explain}, {"observe", &Service::on_observe},
-    {"metrics", &Service::on_metrics},
+    {"metrics", &Service::on_metrics}, {"steering", &Service::on_steering},
 };
 
 Service::Service(Config config)
@@ -148,6 +138,7 @@ void Service::occupy(std::int64_t job_id, const std::string& profile, int node, 
                      bool enforce_slots, std::int64_t since) {
     auto id = static_cast<place::JobId>(job_id);
     place::Placement p{node, gpus};
+    steering_.mark_dirty();
     if (cluster_.find(id)) {
         cluster_.extend(id, p, enforce_slots);
         return;
@@ -164,6 +155,7 @@ void Service::release(std::int64_t job_id, int node) {
     auto id = static_cast<place::JobId>(job_id);
     const place::RunningJob* job = cluster_.find(id);
     if (!job) return;
+    steering_.mark_dirty();
     place::RunningJob rest = *job;
     cluster_.remove(id);
     std::erase_if(rest.where, [&](const place::Placement& p) { return p.node == node; });
@@ -228,10 +220,12 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
 
     const GpuMode mode = resolve_mode(cfg_, r);
     const model::JobProfile* profile = profile_for(r.profile);
+    if (mode == GpuMode::Bind && r.slots > 0 && r.job_nodes.size() > 1)
+        if (auto whole = place_whole_job(r, *profile, now)) return *whole;
     place::JobRequest request;
     request.id = static_cast<place::JobId>(r.job_id);
     request.profile = profile;
-    // Slurm chose the nodes; each node's plugin asks for its own share, placed on that node.
+    // One node's share (single-node jobs, narrow mode, or a job placed node by node): that node only.
     request.nodes = 1;
     request.allowed_nodes = {node};
 
@@ -288,7 +282,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     row.predicted_slowdown = decision.chosen.job_slowdown;
     row.created = now;
     json alternatives = json::array();
-    for (const auto& c : decision.ranked) alternatives.push_back(candidate_json(c, cfg_.topology));
+    for (const auto& c : decision.ranked) alternatives.push_back(candidate_json(c));
     row.alternatives = alternatives.dump();
 
     // Who this job will share something with, from now on.
@@ -302,6 +296,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     }
 
     store_.record_placement(job, row, opened);  // committed before anything is acknowledged
+    record_steering_advice(row.decision, r.job_id, r.node, *profile);
     occupy(r.job_id, r.profile, node, gpus, /*enforce_slots=*/mode == GpuMode::Bind, now);
     ++counters_.placements;
     metrics_.predicted_slowdown.observe(row.predicted_slowdown);
@@ -362,6 +357,7 @@ json Service::on_status(const proto::Request&, const proto::Identity&) {
         {"adopted", counters_.adopted},
         {"ended", counters_.ended},
         {"observations", counters_.observations},
+        {"steering", steering_.enabled() ? "on" : "off"},
     };
     return {{"status", status}};
 }
@@ -448,7 +444,8 @@ json Service::on_explain(const proto::Request& req, const proto::Identity& who) 
         decisions.push_back({{"decision", p.decision}, {"node", p.node}, {"mode", p.mode}, {"gpus", p.gpus},
                              {"predicted_slowdown", p.predicted_slowdown}, {"source", p.source},
                              {"model", model_->name()},
-        {"profiles", catalogue_.size()}, {"candidates", alternatives}});
+        {"profiles", catalogue_.size()}, {"candidates", alternatives},
+                             {"steering", steering_advice_of(p.decision)}});
     }
     return {{"explain", decisions}};
 }

@@ -6,11 +6,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "daemon/access.hpp"
 #include "daemon/config.hpp"
 #include "daemon/metrics.hpp"
+#include "daemon/slurm_nodes.hpp"
+#include "daemon/steering.hpp"
 #include "daemon/store.hpp"
 #include "model/catalogue.hpp"
 #include "model/model.hpp"
@@ -40,6 +43,9 @@ public:
 
     // Handles one request's bytes and returns the reply's bytes. Never throws.
     std::string handle(std::string_view bytes);
+    // Between requests: a round of node steering when it is on and due; Slurm hears of it from
+    // another thread, so this never waits for slurmctld.
+    void steer();
 
     const Config& config() const { return cfg_; }
     const place::ClusterState& cluster() const { return cluster_; }
@@ -65,6 +71,7 @@ private:
     proto::json on_explain(const proto::Request&, const proto::Identity&);
     proto::json on_observe(const proto::Request&, const proto::Identity&);
     proto::json on_metrics(const proto::Request&, const proto::Identity&);
+    proto::json on_steering(const proto::Request&, const proto::Identity&);
     void load_learned_params();
     std::pair<std::int64_t, std::int64_t> slot_totals() const;  // GPU slots in all, in use
 
@@ -88,6 +95,23 @@ private:
     Counters counters_;
     MetricsSnapshot metrics_;  // histograms and refusals by code; counters are copied in on read
     std::int64_t started_at_ = 0;
+    // Node steering (daemon/service_steering.cpp): the writer exists once steering was on.
+    Steering steering_{make_steering(cfg_, catalogue_)};
+    std::unique_ptr<SlurmNodeWriter> node_writer_;
+    static Steering make_steering(const Config& cfg, const model::ProfileCatalogue& catalogue);
+    void submit_to_slurm(std::vector<NodeUpdate> updates);
+    proto::json steering_json() const;
+    // What steering advised when a job landed, kept with its decision for explain.
+    void record_steering_advice(std::int64_t decision, std::int64_t job_id, const std::string& node,
+                                const model::JobProfile& profile);
+    proto::json steering_advice_of(std::int64_t decision);
+    // A scored candidate for explain: where, the job's slowdown, and per neighbour its slowdown
+    // before and after and what it would share with the job (gpu ... link).
+    proto::json candidate_json(const place::Candidate& c) const;
+    // Bind mode, a job on several nodes: places all of them at once (daemon/service_multinode.cpp);
+    // nullopt when the request is to be placed node by node.
+    std::optional<proto::json> place_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
+                                               std::int64_t now);
 };
 
 }  // namespace coloc::daemon

@@ -15,6 +15,9 @@ spank_err_t spank_option_register(spank_t spank, struct spank_option* opt) __att
 spank_err_t spank_get_item(spank_t spank, spank_item_t item, ...) __attribute__((weak));
 spank_err_t spank_getenv(spank_t spank, const char* var, char* buf, int len) __attribute__((weak));
 spank_err_t spank_setenv(spank_t spank, const char* var, const char* val, int overwrite) __attribute__((weak));
+// Only in sbatch/salloc/srun (allocator and local context); checked before each use.
+spank_err_t spank_job_control_setenv(spank_t spank, const char* var, const char* val, int overwrite)
+    __attribute__((weak));
 }
 
 namespace coloc::spank {

@@ -119,8 +119,21 @@ void init(spank_t sp, int ac, char** av) {
         log_line("ignoring plugstack arguments: " + join_errors(p.arg_errors));
 }
 
+// In sbatch, salloc and srun: tags the job with its profile for Slurm's prolog and epilog
+// (SPANK_COLOC_PROFILE), so that where a job landed can be set against what colocd advised for
+// its class, also by tools that know nothing of colocd.
+void tag_job(spank_t sp) {
+    const UserOptions& o = plugin().options;
+    if (o.off || !spank_job_control_setenv) return;
+    const std::string profile = o.profile.empty() ? "default" : o.profile;
+    // Refused for an srun step inside an allocation (it makes no job): nothing to tag, no noise.
+    spank_job_control_setenv(sp, "COLOC_PROFILE", profile.c_str(), 1);
+}
+
 void init_post_opt(spank_t sp) {
-    if (spank_context() != S_CTX_REMOTE) return;
+    const spank_context_t ctx = spank_context();
+    if (ctx == S_CTX_ALLOCATOR || ctx == S_CTX_LOCAL) return tag_job(sp);
+    if (ctx != S_CTX_REMOTE) return;
     Plugin& p = plugin();
     if (p.options.off) return;
     std::uint32_t step = 0;

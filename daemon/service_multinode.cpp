@@ -1,0 +1,113 @@
+// A job on several nodes is one placement: the first of its nodes' plugins to ask makes colocd
+// place the whole job (the same number of GPUs on every node Slurm gave it, scored together, the
+// link term counting its traffic on every link it crosses); the other nodes' plugins are then
+// answered from that decision, so every node gets GPUs of the same, consistent choice.
+#include <algorithm>
+
+#include "daemon/log.hpp"
+#include "daemon/service.hpp"
+#include "proto/errors.hpp"
+
+namespace coloc::daemon {
+
+using proto::json;
+using proto::ProtoError;
+namespace code = proto::code;
+
+json Service::candidate_json(const place::Candidate& c) const {
+    const auto& topo = cfg_.topology;
+    json where = json::array();
+    for (const auto& p : c.where) where.push_back({{"node", topo.nodes()[p.node].name}, {"gpus", p.gpus}});
+    json effects = json::array();
+    for (const auto& e : c.effects) {
+        // The tightest thing the neighbour shares with the candidate: its GPUs, island, switch or
+        // node where both run, else the network link its multi-node traffic crosses.
+        std::string shares = "link";
+        if (const place::RunningJob* them = cluster_.find(e.id)) {
+            std::optional<model::Sharing> tightest;
+            for (const auto& p : c.where)
+                if (const place::Placement* tp = them->on_node(p.node)) {
+                    const model::Sharing s = cluster_.intra_node_sharing(p, *tp);
+                    if (!tightest || s < *tightest) tightest = s;
+                }
+            if (tightest) shares = model::to_string(*tightest);
+        }
+        effects.push_back({{"job_id", e.id}, {"shares", shares}, {"before", e.before}, {"after", e.after}});
+    }
+    return {{"where", where}, {"job_slowdown", c.job_slowdown}, {"harm", c.harm}, {"loss", c.loss},
+            {"neighbours", effects}};
+}
+
+std::optional<json> Service::place_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
+                                             std::int64_t now) {
+    if (cluster_.find(static_cast<place::JobId>(r.job_id)) || !store_.placements_of(r.job_id).empty())
+        return std::nullopt;  // part of it is placed already (e.g. before a restart): node by node
+    place::JobRequest request;
+    request.id = static_cast<place::JobId>(r.job_id);
+    request.profile = &profile;
+    request.gpus_per_node = r.slots;
+    for (const std::string& name : r.job_nodes) {
+        const int n = cfg_.topology.node_index(name);
+        if (n < 0) return std::nullopt;  // a node colocd does not describe: each node for itself
+        if (std::find(request.allowed_nodes.begin(), request.allowed_nodes.end(), n) == request.allowed_nodes.end())
+            request.allowed_nodes.push_back(n);
+    }
+    request.nodes = static_cast<int>(request.allowed_nodes.size());
+    const int asking = cfg_.topology.node_index(r.node);
+    if (request.nodes < 2 ||
+        std::find(request.allowed_nodes.begin(), request.allowed_nodes.end(), asking) == request.allowed_nodes.end())
+        return std::nullopt;
+    place::Decision decision = policy_.place(cluster_, request, 1);
+    if (!decision.placed || static_cast<int>(decision.chosen.where.size()) != request.nodes)
+        throw ProtoError(code::kNoCapacity, "job " + std::to_string(r.job_id) + " on " +
+                                                std::to_string(request.nodes) + " nodes: " + decision.reason);
+
+    JobRow job;
+    job.job_id = r.job_id;
+    job.uid = r.job_uid;
+    job.user = user_name(r.job_uid);
+    job.job_name = r.job_name;
+    job.partition = r.partition;
+    job.profile = r.profile;
+    job.first_seen = now;
+    job.state = "placed";
+    const json alternatives = json::array({candidate_json(decision.chosen)});
+    std::optional<proto::PlaceReply> mine;
+    for (const place::Placement& p : decision.chosen.where) {
+        const std::string& name = cfg_.topology.nodes()[static_cast<std::size_t>(p.node)].name;
+        PlacementRow row;
+        row.job_id = r.job_id;
+        row.node = name;
+        row.mode = to_string(GpuMode::Bind);
+        row.gpus = p.gpus;
+        row.predicted_slowdown = decision.chosen.job_slowdown;
+        row.created = now;
+        row.alternatives = alternatives.dump();
+        std::vector<ColocationRow> opened;
+        for (place::JobId other : cluster_.jobs_on_node(p.node)) {
+            const place::RunningJob& them = *cluster_.find(other);
+            opened.push_back({r.job_id, static_cast<std::int64_t>(other), name,
+                              model::to_string(cluster_.intra_node_sharing(p, *them.on_node(p.node))), now,
+                              std::nullopt});
+        }
+        store_.record_placement(job, row, opened);
+        record_steering_advice(row.decision, r.job_id, name, profile);
+        if (name == r.node) mine = proto::PlaceReply{row.decision, row.mode, row.gpus, row.predicted_slowdown, false};
+        log_info("job " + std::to_string(r.job_id) + " on " + name + ": GPUs " + proto::gpu_list(p.gpus) +
+                 " (bind, one placement over " + std::to_string(request.nodes) + " nodes, decision " +
+                 std::to_string(row.decision) + ", predicted slowdown " + std::to_string(row.predicted_slowdown) + ")");
+    }
+    place::RunningJob running;
+    running.id = request.id;
+    running.profile = &profile;
+    running.where = decision.chosen.where;
+    running.since = static_cast<double>(now);
+    cluster_.add(std::move(running));
+    steering_.mark_dirty();
+    ++counters_.placements;
+    metrics_.predicted_slowdown.observe(decision.chosen.job_slowdown);
+    if (!mine) return std::nullopt;  // cannot happen: the asking node is one of the job's
+    return mine->to_json();
+}
+
+}  // namespace coloc::daemon

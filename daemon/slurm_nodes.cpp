@@ -1,0 +1,194 @@
+#include "daemon/slurm_nodes.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <sstream>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+}
+
+#include "daemon/log.hpp"
+
+namespace coloc::daemon {
+
+namespace {
+
+std::vector<std::string> split(const std::string& list) {
+    std::vector<std::string> out;
+    std::stringstream in(list);
+    std::string item;
+    while (std::getline(in, item, ','))
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+bool is_coloc_feature(const std::string& f) { return f.rfind(kSteeringFeaturePrefix, 0) == 0; }
+
+// libslurm reads slurm.conf (SLURM_CONF) once per process.
+void init_libslurm() {
+    static std::once_flag once;
+    std::call_once(once, [] { slurm_init(nullptr); });
+}
+
+std::string slurm_reason() { return slurm_strerror(slurm_get_errno()); }
+
+}  // namespace
+
+std::string admin_features(const std::string& list) {
+    std::string out;
+    for (const std::string& f : split(list))
+        if (!is_coloc_feature(f)) out += (out.empty() ? "" : ",") + f;
+    return out;
+}
+
+std::string with_coloc_features(const std::string& admin, const std::vector<std::string>& coloc) {
+    std::vector<std::string> all = split(admin_features(admin));
+    for (const std::string& f : coloc)
+        if (std::find(all.begin(), all.end(), f) == all.end()) all.push_back(f);
+    std::string out;
+    for (const std::string& f : all) out += (out.empty() ? "" : ",") + f;
+    return out;
+}
+
+bool load_slurm_node(const std::string& node, SlurmNodeSettings& out, std::string& why) {
+    init_libslurm();
+    node_info_msg_t* info = nullptr;
+    std::string name = node;
+    if (slurm_load_node_single(&info, name.data(), SHOW_ALL) != SLURM_SUCCESS || !info) {
+        why = "cannot read node " + node + " from slurmctld: " + slurm_reason();
+        return false;
+    }
+    bool found = false;
+    for (std::uint32_t i = 0; i < info->record_count; ++i) {
+        const node_info_t& n = info->node_array[i];
+        if (!n.name || node != n.name) continue;
+        out.weight = n.weight;
+        out.features = n.features ? n.features : "";
+        out.active_features = n.features_act ? n.features_act : out.features;
+        found = true;
+    }
+    slurm_free_node_info_msg(info);
+    if (!found) why = "slurmctld does not know node " + node;
+    return found;
+}
+
+bool update_slurm_node(const std::string& node, const SlurmNodeSettings& s, std::string& why) {
+    init_libslurm();
+    update_node_msg_t msg;
+    slurm_init_update_node_msg(&msg);
+    std::string name = node, features = s.features, active = s.active_features;
+    msg.node_names = name.data();
+    msg.weight = s.weight;
+    msg.features = features.data();      // "" clears them
+    msg.features_act = active.data();
+    if (slurm_update_node(&msg) != SLURM_SUCCESS) {
+        why = "cannot update node " + node + " (Weight=" + std::to_string(s.weight) + " Features=" + s.features +
+              "): " + slurm_reason();
+        return false;
+    }
+    return true;
+}
+
+SlurmNodeWriter::SlurmNodeWriter() : worker_([this] { work(); }) {}
+
+SlurmNodeWriter::~SlurmNodeWriter() {
+    {
+        // What is still queued is dropped: every node changed or about to be gets its own back.
+        std::lock_guard lock(mu_);
+        std::vector<std::string> nodes;
+        for (const auto& [node, _] : status_.admin) nodes.push_back(node);
+        for (const NodeUpdate& u : queue_)
+            if (std::find(nodes.begin(), nodes.end(), u.node) == nodes.end()) nodes.push_back(u.node);
+        queue_.clear();
+        for (const std::string& node : nodes) queue_.push_back({node, std::nullopt});
+        stop_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+}
+
+void SlurmNodeWriter::submit(std::vector<NodeUpdate> updates) {
+    if (updates.empty()) return;
+    {
+        std::lock_guard lock(mu_);
+        for (auto& u : updates) queue_.push_back(std::move(u));
+    }
+    wake_.notify_all();
+}
+
+bool SlurmNodeWriter::flush(int timeout_ms) {
+    std::unique_lock lock(mu_);
+    return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return queue_.empty() && !busy_; });
+}
+
+SlurmNodeWriter::Status SlurmNodeWriter::status() const {
+    std::lock_guard lock(mu_);
+    return status_;
+}
+
+void SlurmNodeWriter::work() {
+    std::unique_lock lock(mu_);
+    while (true) {
+        wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) break;  // stopping, and everything given back
+        NodeUpdate u = std::move(queue_.front());
+        queue_.pop_front();
+        busy_ = true;
+        lock.unlock();
+        apply(u);
+        lock.lock();
+        busy_ = false;
+        if (queue_.empty()) idle_.notify_all();
+    }
+    idle_.notify_all();
+}
+
+// Runs on the worker thread; status_ under the lock.
+void SlurmNodeWriter::apply(const NodeUpdate& u) {
+    std::optional<SlurmNodeSettings> admin;
+    {
+        std::lock_guard lock(mu_);
+        if (auto it = status_.admin.find(u.node); it != status_.admin.end()) admin = it->second;
+    }
+    std::string why;
+    if (!admin) {
+        if (!u.advice) return;  // never changed: nothing to give back
+        SlurmNodeSettings now;
+        if (!load_slurm_node(u.node, now, why)) {
+            std::lock_guard lock(mu_);
+            ++status_.failed;
+            status_.last_error = why;
+            log_error(why);
+            return;
+        }
+        // Features named coloc_* are colocd's, left over from a colocd that did not stop cleanly.
+        now.features = admin_features(now.features);
+        now.active_features = admin_features(now.active_features);
+        admin = now;
+        std::lock_guard lock(mu_);
+        status_.admin.emplace(u.node, now);
+    }
+    SlurmNodeSettings want = *admin;
+    if (u.advice) {
+        want.weight = admin->weight + static_cast<std::uint32_t>(u.advice->extra_weight);
+        want.features = with_coloc_features(admin->features, u.advice->features);
+        want.active_features = with_coloc_features(admin->active_features, u.advice->features);
+    }
+    const bool ok = update_slurm_node(u.node, want, why);
+    std::lock_guard lock(mu_);
+    if (!ok) {
+        ++status_.failed;
+        status_.last_error = why;
+        log_error(why);
+        return;
+    }
+    ++status_.sent;
+    status_.last_error.clear();
+    if (!u.advice) status_.admin.erase(u.node);  // given back
+    log_debug("steering: " + u.node + " Weight=" + std::to_string(want.weight) + " Features=" + want.features);
+}
+
+}  // namespace coloc::daemon
