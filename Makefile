@@ -94,6 +94,7 @@ check: deps
 	$(MAKE) all
 	$(MAKE) san-test
 	$(MAKE) unit-test
+	$(MAKE) fuzz-check
 	$(MAKE) integration-test
 	$(MAKE) install-test
 
@@ -117,3 +118,5 @@ clean:
 
 # install, uninstall, deb, install-test
 include mk/install.mk
+# fuzz, fuzz-check (libFuzzer targets in tests/fuzz/)
+include mk/fuzz.mk

@@ -8,7 +8,8 @@
 
 namespace coloc {
 
-// The names in `expr`, in order; nullopt when libslurm cannot parse it.
+// The names in `expr`, in order; nullopt when it is malformed (libslurm cannot parse it, or it
+// names more than 65,536 hosts).
 std::optional<std::vector<std::string>> expand_hostlist(const std::string& expr);
 
 }  // namespace coloc

@@ -1,0 +1,44 @@
+# libFuzzer targets for hostile input (tests/fuzz/, one .cpp per target), built with clang and
+# ASan + UBSan into their own directory. Included by the top-level Makefile.
+#   make fuzz                     each target for FUZZ_SECONDS (default 60), seeds from
+#                                 tests/fuzz/corpus/<target>/; new inputs go to FUZZ_BUILD/corpus
+#   make fuzz-check               each target for FUZZ_CI_SECONDS (default 3): part of make check
+# A crash, leak, UB report or unexpected exception stops the run and leaves the input in
+# FUZZ_BUILD/crashes/; add it to the seed corpus once fixed.
+
+FUZZ_CXX        ?= clang++
+FUZZ_BUILD      ?= $(BUILD)/fuzz
+FUZZ_SECONDS    ?= 60
+FUZZ_CI_SECONDS ?= 3
+FUZZ_FLAGS      := $(CXXSTD) -Wall -Wextra -O1 -g -fno-omit-frame-pointer \
+                   -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_LDLIBS     := -lyaml-cpp -lmunge -lsodium -lslurm
+
+# Only what the targets reach: the wire protocol, the config loader, the trace readers.
+FUZZ_LIB_SRC := $(wildcard proto/*.cpp) daemon/config.cpp daemon/hostlist.cpp place/topology.cpp \
+                $(wildcard replay/read_*.cpp) replay/text.cpp replay/trace.cpp model/io/gavel_json.cpp
+FUZZ_LIB_OBJ := $(patsubst %.cpp,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIB_SRC))
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.cpp,%,$(wildcard tests/fuzz/*.cpp))
+FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz-,$(FUZZ_TARGETS))
+
+.PHONY: fuzz fuzz-build fuzz-check
+
+$(FUZZ_BUILD)/obj/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_BUILD)/libcoloc-fuzz.a: $(FUZZ_LIB_OBJ)
+	$(AR) rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz-%: $(FUZZ_BUILD)/obj/tests/fuzz/%.o $(FUZZ_BUILD)/libcoloc-fuzz.a
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LDLIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	@FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-check: fuzz-build
+	@FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run $(FUZZ_CI_SECONDS) $(FUZZ_TARGETS)
+
+-include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)
