@@ -199,7 +199,7 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     if (!root.IsDefined() || root.IsNull()) throw ConfigError(name + ": the file is empty");
     r.only_keys(root, "", {"listen", "database", "pidfile", "munge_socket", "credential_max_age_s", "admins",
                            "slurm_user", "model", "profiles", "explain_candidates", "metrics_port",
-                           "metrics_address", "partitions",
+                           "metrics_address", "reconcile_interval_s", "partitions",
                            "default_mode", "node_types", "nodes", "steering"});
     if (root["listen"]) cfg.listen = r.str_list(root["listen"], "listen");
     if (cfg.listen.empty()) r.fail(root["listen"], "listen", "needs at least one endpoint");
@@ -223,6 +223,8 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
         cfg.explain_candidates = r.integer(root["explain_candidates"], "explain_candidates", 1, 100);
     if (root["metrics_port"]) cfg.metrics_port = r.integer(root["metrics_port"], "metrics_port", 0, 65535);
     if (root["metrics_address"]) cfg.metrics_address = r.str(root["metrics_address"], "metrics_address");
+    if (root["reconcile_interval_s"])
+        cfg.reconcile_interval_s = r.integer(root["reconcile_interval_s"], "reconcile_interval_s", 0, 86400);
     if (root["default_mode"]) cfg.default_mode = r.mode(root["default_mode"], "default_mode");
     if (root["partitions"]) {
         const YAML::Node& parts = root["partitions"];

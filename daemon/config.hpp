@@ -29,6 +29,7 @@ struct Config {
     int explain_candidates = 5;                              // alternatives kept per decision
     int metrics_port = 0;                                    // Prometheus over HTTP, 0 = off
     std::string metrics_address = "127.0.0.1";
+    int reconcile_interval_s = 60;                           // ask Slurm what runs; 0 = never
     std::map<std::string, GpuMode> partition_modes;
     GpuMode default_mode = GpuMode::Narrow;
     std::map<std::string, GpuMode> node_modes;               // per node, from `nodes: mode:`

@@ -69,6 +69,7 @@ void Server::run(Service& service, const std::atomic<bool>& stop, int poll_ms, M
             throw std::runtime_error(std::string("poll failed: ") + zmq_strerror(zmq_errno()));
         }
         if (metrics) metrics->serve();  // also closes clients past their deadline
+        service.tick();  // between requests: reconciliation with Slurm, never waiting for it
         service.steer();  // node steering, when on and due; Slurm is told from another thread
         if (!(items[0].revents & ZMQ_POLLIN)) continue;
         // A REQ peer sends [identity][empty][body]; anything else is answered with an error.

@@ -359,6 +359,7 @@ json Service::on_status(const proto::Request&, const proto::Identity&) {
         {"observations", counters_.observations},
         {"steering", steering_.enabled() ? "on" : "off"},
     };
+    reconcile_status(status);
     return {{"status", status}};
 }
 
@@ -394,7 +395,8 @@ json Service::job_json(const JobRow& job) {
     return {{"job_id", job.job_id}, {"uid", job.uid}, {"user", job.user}, {"job_name", job.job_name},
             {"partition", job.partition}, {"profile", job.profile}, {"state", job.state},
             {"submit", job.first_seen}, {"start", opt(job.start)}, {"end", opt(job.end)},
-            {"exit_status", opt(job.exit_status)}, {"elapsed_s", opt(job.elapsed_s)}, {"placements", placements}};
+            {"exit_status", opt(job.exit_status)}, {"elapsed_s", opt(job.elapsed_s)},
+            {"end_reason", opt(job.end_reason)}, {"placements", placements}};
 }
 
 json Service::on_jobs(const proto::Request& req, const proto::Identity& who) {

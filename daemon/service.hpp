@@ -12,6 +12,7 @@
 #include "daemon/access.hpp"
 #include "daemon/config.hpp"
 #include "daemon/metrics.hpp"
+#include "daemon/reconcile_runner.hpp"
 #include "daemon/slurm_nodes.hpp"
 #include "daemon/steering.hpp"
 #include "daemon/store.hpp"
@@ -43,6 +44,19 @@ public:
 
     // Handles one request's bytes and returns the reply's bytes. Never throws.
     std::string handle(std::string_view bytes);
+    // Between requests: picks up Slurm's answer for reconciliation and applies it, and starts
+    // the next query when one is due (daemon/service_reconcile.cpp). Never waits for Slurm.
+    void tick();
+    // Reconciles with what Slurm says runs: closes what ended while colocd was away, adopts what
+    // it never placed. Returns what it did; `colocctl status` shows the last one.
+    struct ReconcileSummary {
+        std::int64_t time = 0;        // epoch seconds of Slurm's answer, 0 = never
+        std::int64_t slurm_jobs = 0;  // jobs slurmctld listed
+        std::int64_t closed = 0, adopted = 0;
+        std::string error;            // the last query's failure, empty when it worked
+    };
+    ReconcileSummary reconcile(const SlurmSnapshot& slurm);
+    const ReconcileSummary& last_reconcile() const { return last_reconcile_; }
     // Between requests: a round of node steering when it is on and due; Slurm hears of it from
     // another thread, so this never waits for slurmctld.
     void steer();
@@ -95,6 +109,9 @@ private:
     Counters counters_;
     MetricsSnapshot metrics_;  // histograms and refusals by code; counters are copied in on read
     std::int64_t started_at_ = 0;
+    ReconcileRunner reconciler_{cfg_.reconcile_interval_s};
+    ReconcileSummary last_reconcile_;
+    void reconcile_status(proto::json& status) const;
     // Node steering (daemon/service_steering.cpp): the writer exists once steering was on.
     Steering steering_{make_steering(cfg_, catalogue_)};
     std::unique_ptr<SlurmNodeWriter> node_writer_;

@@ -63,6 +63,10 @@ CREATE TABLE model_params (
 );
 CREATE INDEX placements_open ON placements(ended) WHERE ended IS NULL;
 )sql",
+        // 2 -> 3: why colocd closed a job itself (reconciliation with Slurm).
+        R"sql(
+ALTER TABLE jobs ADD COLUMN end_reason TEXT;
+)sql",
     };
     return list;
 }
@@ -86,16 +90,19 @@ UPDATE placements SET ended = ?3 WHERE job_id = ?1 AND node = ?2 AND ended IS NU
 constexpr const char* kCloseColocations = R"(
 UPDATE colocations SET end = ?3 WHERE (job_a = ?1 OR job_b = ?1) AND node = ?2 AND end IS NULL)";
 constexpr const char* kEndJob = R"(
-UPDATE jobs SET end = ?2, exit_status = ?3, elapsed_s = ?4, state = 'ended' WHERE job_id = ?1)";
+UPDATE jobs SET end = ?2, exit_status = ?3, elapsed_s = ?4, state = 'ended', end_reason = NULL WHERE job_id = ?1)";
+constexpr const char* kEndJobByColocd = R"(
+UPDATE jobs SET end = COALESCE(end, ?2), exit_status = COALESCE(exit_status, ?3), state = 'ended', end_reason = ?4
+WHERE job_id = ?1 AND state != 'ended')";
 constexpr const char* kJobColumns =
-    "job_id, uid, user, job_name, partition, profile, first_seen, start, end, exit_status, elapsed_s, state";
+    "job_id, uid, user, job_name, partition, profile, first_seen, start, end, exit_status, elapsed_s, state, end_reason";
 constexpr const char* kPlacementColumns =
     "decision, job_id, node, mode, gpus, predicted_slowdown, source, created, ended, alternatives";
 }  // namespace sql
 
 struct Store::Statements {
     Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement,
-        close_colocations, end_job, job, jobs_all, jobs_of_uid, placements_of, open_placements,
+        close_colocations, end_job, end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements,
         colocations_of, count_jobs, save_params, load_params, insert_observation, count_observations;
 
     explicit Statements(sqlite3* db)
@@ -106,6 +113,7 @@ struct Store::Statements {
           close_placement(db, sql::kClosePlacement),
           close_colocations(db, sql::kCloseColocations),
           end_job(db, sql::kEndJob),
+          end_job_by_colocd(db, sql::kEndJobByColocd),
           job(db, std::string("SELECT ") + sql::kJobColumns + " FROM jobs WHERE job_id = ?1"),
           jobs_all(db, std::string("SELECT ") + sql::kJobColumns + " FROM jobs ORDER BY job_id DESC LIMIT ?1"),
           jobs_of_uid(db, std::string("SELECT ") + sql::kJobColumns +
@@ -151,6 +159,7 @@ JobRow read_job(const Statement& s) {
     if (!s.is_null(9)) r.exit_status = static_cast<int>(s.int64(9));
     if (!s.is_null(10)) r.elapsed_s = s.real(10);
     r.state = s.text(11);
+    if (!s.is_null(12)) r.end_reason = s.text(12);
     return r;
 }
 
@@ -233,6 +242,19 @@ void Store::record_ended(std::int64_t job_id, const std::string& node, std::int6
     st_->close_placement.reset().bind(1, job_id).bind(2, node).bind(3, time).run();
     st_->close_colocations.reset().bind(1, job_id).bind(2, node).bind(3, time).run();
     if (job_done) st_->end_job.reset().bind(1, job_id).bind(2, time).bind(3, exit_status).bind(4, elapsed_s).run();
+    tx.commit();
+}
+
+void Store::record_closed_by_colocd(std::int64_t job_id, const std::string& node, std::int64_t time,
+                                    std::optional<int> exit_status, bool job_done, const std::string& reason) {
+    Transaction tx(*db_);
+    st_->close_placement.reset().bind(1, job_id).bind(2, node).bind(3, time).run();
+    st_->close_colocations.reset().bind(1, job_id).bind(2, node).bind(3, time).run();
+    if (job_done) {
+        auto& s = st_->end_job_by_colocd.reset().bind(1, job_id).bind(2, time).bind(4, reason);
+        if (exit_status) s.bind(3, *exit_status);
+        s.run();
+    }
     tx.commit();
 }
 

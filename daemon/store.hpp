@@ -13,7 +13,7 @@
 
 namespace coloc::daemon {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct JobRow {
     std::int64_t job_id = 0;
@@ -24,6 +24,7 @@ struct JobRow {
     std::optional<int> exit_status;
     std::optional<double> elapsed_s;
     std::string state = "placed";  // placed | running | ended | lost
+    std::optional<std::string> end_reason;  // why colocd closed it itself (reconciliation); none = reported
 };
 
 struct PlacementRow {
@@ -33,7 +34,7 @@ struct PlacementRow {
     std::string mode;
     std::vector<int> gpus;
     double predicted_slowdown = 1.0;
-    std::string source = "colocd";  // colocd | fallback (the plugin chose while colocd was away)
+    std::string source = "colocd";  // colocd | fallback (the plugin chose while colocd was away) | reconciled (adopted from Slurm)
     std::int64_t created = 0;
     std::optional<std::int64_t> ended;
     std::string alternatives = "[]";  // JSON: the ranked candidates, for explain
@@ -62,6 +63,10 @@ public:
     // `job_done` (no other node still runs it).
     void record_ended(std::int64_t job_id, const std::string& node, std::int64_t time, int exit_status,
                       double elapsed_s, bool job_done);
+    // The same, for an end colocd learned from Slurm rather than from the plugin: the job is
+    // marked with `reason`; a later report from the plugin replaces the outcome and the mark.
+    void record_closed_by_colocd(std::int64_t job_id, const std::string& node, std::int64_t time,
+                                 std::optional<int> exit_status, bool job_done, const std::string& reason);
 
     std::optional<JobRow> job(std::int64_t job_id);
     // Most recent first; uid < 0 = every user's.
