@@ -61,6 +61,11 @@ $(BUILD)/spank_coloc.so: $(SPANK_OBJ) $(SPANK_CORE_OBJ) spank/spank_coloc.map
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libcoloc.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
+# Concurrent place/started/ended clients that record what colocd acknowledged (crash test).
+$(BUILD)/tests/coloc-load: $(BUILD)/obj/tests/load/coloc_load.o $(BUILD)/libcoloc.a
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM) -pthread
+
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libcoloc.a
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
@@ -87,7 +92,7 @@ unit-test: $(BUILD)/unit-tests
 san-test: $(SAN_BUILD)/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/unit-run $(SAN_BUILD)/unit-tests
 
-integration-test: all
+integration-test: all $(BUILD)/tests/coloc-load
 	tests/integration/run
 
 check: deps

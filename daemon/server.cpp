@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <string_view>
 #include <stdexcept>
 #include <sys/stat.h>
 #include <zmq.h>
@@ -69,12 +70,26 @@ void Server::run(Service& service, const std::atomic<bool>& stop, int poll_ms, M
             throw std::runtime_error(std::string("poll failed: ") + zmq_strerror(zmq_errno()));
         }
         if (metrics) metrics->serve();  // also closes clients past their deadline
-        service.tick();  // between requests: reconciliation with Slurm, never waiting for it
         service.steer();  // node steering, when on and due; Slurm is told from another thread
+        service.tick();  // between requests: reconciliation with Slurm, never waiting for it
         if (!(items[0].revents & ZMQ_POLLIN)) continue;
+        serve_round(service);
+    }
+}
+
+// Takes every request already waiting (up to kMaxRound), hands the well-formed ones to the
+// service as one group commit, then sends every reply.
+void Server::serve_round(Service& service) {
+    struct Pending {
+        std::string identity;
+        std::string body;
+        bool well_formed = false;
+    };
+    std::vector<Pending> round;
+    while (round.size() < kMaxRound) {
         // A REQ peer sends [identity][empty][body]; anything else is answered with an error.
         Frame identity, delimiter, body;
-        if (zmq_msg_recv(&identity.msg, sock_, ZMQ_DONTWAIT) < 0) continue;
+        if (zmq_msg_recv(&identity.msg, sock_, ZMQ_DONTWAIT) < 0) break;
         if (!zmq_msg_more(&identity.msg)) continue;
         zmq_msg_recv(&delimiter.msg, sock_, 0);
         int frames = 0;
@@ -88,12 +103,19 @@ void Server::run(Service& service, const std::atomic<bool>& stop, int poll_ms, M
                 if (!zmq_msg_more(&extra.msg)) break;
             }
         }
-        std::string reply;
-        if (frames != 1 || zmq_msg_size(&delimiter.msg) != 0)
-            reply = proto::error_reply(proto::code::kBadJson, "expected one JSON message per request");
-        else
-            reply = service.handle(body.view());
-        zmq_send(sock_, zmq_msg_data(&identity.msg), zmq_msg_size(&identity.msg), ZMQ_SNDMORE);
+        round.push_back({std::string(identity.view()), std::string(body.view()),
+                         frames == 1 && zmq_msg_size(&delimiter.msg) == 0});
+    }
+    std::vector<std::string_view> bodies;
+    for (const Pending& p : round)
+        if (p.well_formed) bodies.push_back(p.body);
+    std::vector<std::string> replies = service.handle_round(bodies);
+    std::size_t next = 0;
+    for (const Pending& p : round) {
+        const std::string reply = p.well_formed ? std::move(replies[next++])
+                                                : proto::error_reply(proto::code::kBadJson,
+                                                                     "expected one JSON message per request");
+        zmq_send(sock_, p.identity.data(), p.identity.size(), ZMQ_SNDMORE);
         zmq_send(sock_, "", 0, ZMQ_SNDMORE);
         zmq_send(sock_, reply.data(), reply.size(), 0);
     }

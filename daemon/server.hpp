@@ -1,5 +1,6 @@
-// The ZeroMQ front of colocd: one ROUTER socket bound to every configured endpoint, one
-// request at a time through the Service (decisions are fast; ordering keeps state simple).
+// The ZeroMQ front of colocd: one ROUTER socket bound to every configured endpoint. Requests
+// are handled one at a time through the Service (decisions are fast; ordering keeps state
+// simple), and those waiting together in one poll round share one commit (group commit).
 #pragma once
 
 #include <atomic>
@@ -24,6 +25,10 @@ public:
     void run(Service& service, const std::atomic<bool>& stop, int poll_ms = 200, MetricsHttpServer* metrics = nullptr);
 
 private:
+    // Requests handled (and committed) together at most; bounds how long the first one waits.
+    static constexpr std::size_t kMaxRound = 256;
+    void serve_round(Service& service);
+
     void* ctx_ = nullptr;
     void* sock_ = nullptr;
     std::vector<std::string> ipc_paths_;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "daemon/access.hpp"
 #include "daemon/config.hpp"
@@ -44,6 +45,10 @@ public:
 
     // Handles one request's bytes and returns the reply's bytes. Never throws.
     std::string handle(std::string_view bytes);
+    // Group commit: handles the requests of one poll round with their writes in one transaction
+    // and returns their replies, in order, once it has committed. When the commit fails nothing
+    // of the round is acknowledged and the state in memory goes back to what is stored.
+    std::vector<std::string> handle_round(const std::vector<std::string_view>& requests);
     // Between requests: picks up Slurm's answer for reconciliation and applies it, and starts
     // the next query when one is due (daemon/service_reconcile.cpp). Never waits for Slurm.
     void tick();
@@ -91,6 +96,7 @@ private:
 
     void require_reporter(const proto::Identity& who) const;
     void recover_running_jobs();
+    void reload_from_store();
     const model::JobProfile* profile_for(const std::string& name) const;
     void adopt(const std::string& node, const proto::LocalPlacement& local, std::int64_t now);
     void occupy(std::int64_t job_id, const std::string& profile, int node, const std::vector<int>& gpus,

@@ -100,12 +100,14 @@ void Database::exec(const std::string& sql) {
     }
 }
 
-Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Database& db) : db_(db), nested_(sqlite3_get_autocommit(db.handle()) == 0) {
+    db_.exec(nested_ ? "SAVEPOINT coloc_tx" : "BEGIN IMMEDIATE");
+}
 
 Transaction::~Transaction() {
     if (!done_) {
         try {
-            db_.exec("ROLLBACK");
+            db_.exec(nested_ ? "ROLLBACK TO coloc_tx; RELEASE coloc_tx" : "ROLLBACK");
         } catch (...) {
             // The transaction may already be gone (e.g. SQLite rolled it back on an I/O error).
         }
@@ -113,7 +115,7 @@ Transaction::~Transaction() {
 }
 
 void Transaction::commit() {
-    db_.exec("COMMIT");
+    db_.exec(nested_ ? "RELEASE coloc_tx" : "COMMIT");
     done_ = true;
 }
 

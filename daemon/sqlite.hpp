@@ -62,7 +62,9 @@ private:
     sqlite3* db_ = nullptr;
 };
 
-// BEGIN IMMEDIATE on construction; rolls back unless commit() was called.
+// BEGIN IMMEDIATE on construction; rolls back unless commit() was called. Inside a transaction
+// already open on the connection (a group commit) it is a savepoint instead: its writes stay
+// all-or-nothing, and they are stored when the enclosing transaction commits.
 class Transaction {
 public:
     explicit Transaction(Database& db);
@@ -71,6 +73,7 @@ public:
 
 private:
     Database& db_;
+    bool nested_ = false;
     bool done_ = false;
 };
 
