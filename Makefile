@@ -110,7 +110,7 @@ demo: deps
 bench: all
 	@for b in bench/*; do \
 	    case $$b in *.cpp|*.hpp|*.md) continue;; esac; \
-	    [ -x $$b ] && { echo "== $$b"; $$b || exit 1; }; \
+	    [ -x $$b ] && { echo "== $$b"; BUILD=$(BUILD) $$b || exit 1; }; \
 	done
 
 format:

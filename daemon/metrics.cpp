@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace coloc::daemon {
@@ -34,6 +35,24 @@ Histogram latency_histogram() {
 }
 
 Histogram slowdown_histogram() { return Histogram({1, 1.05, 1.1, 1.2, 1.3, 1.5, 1.75, 2, 2.5, 3, 4}); }
+
+Histogram decision_histogram() {
+    return Histogram({1e-6, 2e-6, 3e-6, 5e-6, 7.5e-6, 1e-5, 1.5e-5, 2e-5, 2.5e-5, 3e-5, 4e-5, 5e-5, 7.5e-5, 1e-4,
+                      1.5e-4, 2e-4, 3e-4, 5e-4, 1e-3, 2.5e-3, 1e-2, 1e-1});
+}
+
+double histogram_quantile(double q, const std::vector<double>& bounds, const std::vector<std::uint64_t>& cumulative) {
+    if (cumulative.empty() || cumulative.back() == 0) return std::numeric_limits<double>::quiet_NaN();
+    const double rank = q * static_cast<double>(cumulative.back());
+    for (std::size_t i = 0; i < bounds.size(); ++i) {
+        if (static_cast<double>(cumulative[i]) < rank) continue;
+        const double lo = i == 0 ? 0.0 : bounds[i - 1];
+        const double below = i == 0 ? 0.0 : static_cast<double>(cumulative[i - 1]);
+        const double in_bucket = static_cast<double>(cumulative[i]) - below;
+        return lo + (bounds[i] - lo) * (in_bucket > 0 ? (rank - below) / in_bucket : 1.0);
+    }
+    return bounds.empty() ? std::numeric_limits<double>::quiet_NaN() : bounds.back();  // in +Inf: the last bound
+}
 
 namespace {
 
@@ -129,6 +148,9 @@ std::string render_metrics(const MetricsSnapshot& s) {
     w.family("coloc_observed_slowdown_ratio", "histogram",
              "Observed slowdown of jobs whose iteration times were reported (co-located / solo).");
     w.histogram("coloc_observed_slowdown_ratio", "", s.observed_slowdown);
+    w.family("coloc_decision_duration_seconds", "histogram",
+             "Time the placement engine took for one place decision (without munge, I/O or the database).");
+    w.histogram("coloc_decision_duration_seconds", "", s.decision_seconds);
     return w.take();
 }
 

@@ -231,6 +231,12 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
 
     std::vector<int> gpus;
     place::Decision decision;
+    // The engine's own time, apart from munge, I/O and the database (coloc_decision_duration_seconds).
+    auto decide = [&](auto&& engine) {
+        const auto t0 = std::chrono::steady_clock::now();
+        engine();
+        metrics_.decision_seconds.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    };
     const int gpu_count = cfg_.topology.type_of(node).gpus;
     for (int g : r.slurm_gpus)
         if (g >= gpu_count)
@@ -239,7 +245,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     if (mode == GpuMode::Bind) {
         if (r.slots < 1) throw ProtoError(code::kBadField, "field 'slots': bind mode needs the number of GPU slots");
         request.gpus_per_node = r.slots;
-        decision = policy_.place(cluster_, request, cfg_.explain_candidates);
+        decide([&] { decision = policy_.place(cluster_, request, cfg_.explain_candidates); });
         if (!decision.placed) throw ProtoError(code::kNoCapacity, r.node + ": " + decision.reason);
         gpus = decision.chosen.where.front().gpus;
     } else if (mode == GpuMode::Narrow) {
@@ -249,7 +255,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
         if (profile->known.count("gpus") && profile->gpus < want) want = profile->gpus;
         request.gpus_per_node = want;
         request.allowed_gpus = r.slurm_gpus;
-        decision = policy_.place(cluster_, request, cfg_.explain_candidates);
+        decide([&] { decision = policy_.place(cluster_, request, cfg_.explain_candidates); });
         if (decision.placed) {
             gpus = decision.chosen.where.front().gpus;
         } else {

@@ -1,0 +1,464 @@
+// bench/place-latency: colocd's launch path under load. colocd's own Service and Server (SQLite
+// on disk, munge, ZeroMQ over ipc://) serve a synthetic cluster of 8-GPU nodes already running
+// 10 jobs per node; 4 client threads send `place` and `ended` requests sealed with munge
+// credentials exactly as the plugin seals them. Measured in the same run as baselines: a ZeroMQ
+// REQ/ROUTER echo over ipc:// with the same clients and request bytes, and munge encode and
+// decode on their own. Targets: decision p99 < 50 us; end-to-end p99 < 1.5 x (echo p99 +
+// encode p99 + decode p99); > 4,000 requests/s; decision time at 100, 1,000 and 10,000 nodes
+// growing at most logarithmically.
+//
+//   tests/unit-run build/bench/place-latency [--requests N] [--scale-requests N] [--clients N]
+// (bench/place-latency does that: the run needs a munged, COLOC_MUNGE_SOCKET names it.)
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.h>
+
+#include <CLI/CLI.hpp>
+
+#include "daemon/config.hpp"
+#include "daemon/log.hpp"
+#include "daemon/metrics.hpp"
+#include "daemon/server.hpp"
+#include "daemon/service.hpp"
+#include "proto/auth.hpp"
+#include "proto/envelope.hpp"
+#include "proto/errors.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using coloc::proto::json;
+namespace colocd = coloc::daemon;
+namespace proto = coloc::proto;
+
+constexpr int kGpusPerNode = 8;
+constexpr int kSlotsPerGpu = 4;
+constexpr int kNodesPerLink = 32;
+
+double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+// Nearest-rank percentile of samples in microseconds.
+double percentile(std::vector<double> v, double q) {
+    if (v.empty()) return NAN;
+    std::sort(v.begin(), v.end());
+    std::size_t i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+    return v[std::clamp<std::size_t>(i, 1, v.size()) - 1];
+}
+
+std::string munge_socket() {
+    const char* s = std::getenv("COLOC_MUNGE_SOCKET");
+    return s ? s : "";
+}
+
+std::string node_name(int i) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "n%05d", i + 1);
+    return buf;
+}
+
+// colocd.yaml for `nodes` nodes as Slurm hostlist ranges, kNodesPerLink to a leaf link.
+std::string write_config(const std::filesystem::path& dir, int nodes, const std::string& profiles) {
+    std::ofstream y(dir / "colocd.yaml");
+    y << "listen: [ipc://" << (dir / "colocd.sock").string() << "]\n"
+      << "database: " << (dir / "coloc.db").string() << "\n";
+    if (!munge_socket().empty()) y << "munge_socket: " << munge_socket() << "\n";
+    y << "admins: [root]\nslurm_user: root\nmodel: coloc\nprofiles: " << profiles << "\n"
+      << "default_mode: bind\n"
+      << "node_types:\n  dgx:\n    gpus: " << kGpusPerNode << "\n    slots_per_gpu: " << kSlotsPerGpu << "\n"
+      << "    nvlink_islands: [[0, 1, 2, 3], [4, 5, 6, 7]]\n"
+      << "    pcie_switches: [[0, 1], [2, 3], [4, 5], [6, 7]]\n"
+      << "    nics: [[0, 1], [2, 3], [4, 5], [6, 7]]\n"
+      << "nodes:\n";
+    for (int first = 0; first < nodes; first += kNodesPerLink) {
+        int last = std::min(nodes, first + kNodesPerLink) - 1;
+        y << "  - names: n[" << node_name(first).substr(1) << "-" << node_name(last).substr(1) << "]\n"
+          << "    type: dgx\n    link: leaf" << first / kNodesPerLink + 1 << "\n";
+    }
+    return (dir / "colocd.yaml").string();
+}
+
+// colocd's Service and Server, serving on their own thread; pause() stops serving so that the
+// bench may read the Service's metrics without racing it.
+class Daemon {
+public:
+    explicit Daemon(const std::string& config_path)
+        : config_(colocd::load_config(config_path)), service_(config_), server_(config_.listen) {}
+    ~Daemon() { pause(); }
+    void serve() {
+        stop_ = false;
+        thread_ = std::thread([this] { server_.run(service_, stop_, 20); });
+    }
+    void pause() {
+        stop_ = true;
+        if (thread_.joinable()) thread_.join();
+    }
+    const colocd::Service& service() const { return service_; }
+    std::string endpoint() const { return config_.listen.front(); }
+
+private:
+    colocd::Config config_;
+    colocd::Service service_;
+    colocd::Server server_;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+// A REQ socket kept open, as a busy client would.
+class Connection {
+public:
+    explicit Connection(const std::string& endpoint) : ctx_(zmq_ctx_new()), sock_(zmq_socket(ctx_, ZMQ_REQ)) {
+        int zero = 0;
+        zmq_setsockopt(sock_, ZMQ_LINGER, &zero, sizeof zero);
+        if (zmq_connect(sock_, endpoint.c_str()) != 0)
+            throw std::runtime_error("cannot connect to " + endpoint + ": " + zmq_strerror(zmq_errno()));
+    }
+    ~Connection() {
+        zmq_close(sock_);
+        zmq_ctx_term(ctx_);
+    }
+    std::string round_trip(const std::string& wire) {
+        if (zmq_send(sock_, wire.data(), wire.size(), 0) < 0)
+            throw std::runtime_error(std::string("send: ") + zmq_strerror(zmq_errno()));
+        zmq_msg_t msg;
+        zmq_msg_init(&msg);
+        if (zmq_msg_recv(&msg, sock_, 0) < 0) {
+            zmq_msg_close(&msg);
+            throw std::runtime_error(std::string("receive: ") + zmq_strerror(zmq_errno()));
+        }
+        std::string reply(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
+        zmq_msg_close(&msg);
+        return reply;
+    }
+
+private:
+    void* ctx_;
+    void* sock_;
+};
+
+struct RunningJob {
+    std::int64_t id;
+    int node;
+};
+
+// What one client saw: latencies (us) and replies by outcome.
+struct ClientLog {
+    std::vector<double> latency_us;
+    std::map<std::string, long> outcomes;  // "ok" or the error code
+};
+
+const std::vector<std::string> kProfiles = {"bert-base-b32", "resnet50-b64", "transformer-b128", "lm-b20",
+                                            "recommendation-b2048", "vit-b16-b64", "a3c", "bert-large-4gpu"};
+
+class LoadClient {
+public:
+    LoadClient(const std::string& endpoint, int index, int nodes)
+        : conn_(endpoint), rng_(1234 + static_cast<unsigned>(index)), nodes_(nodes),
+          next_id_(1 + static_cast<std::int64_t>(index) * 100'000'000) {}
+
+    void place() {
+        const int node = std::uniform_int_distribution<int>(0, nodes_ - 1)(rng_);
+        const int pick = std::uniform_int_distribution<int>(0, 99)(rng_);
+        const int slots = pick < 70 ? 1 : pick < 90 ? 2 : 4;
+        const std::int64_t id = next_id_++;
+        json body = {{"op", "place"}, {"job_id", id}, {"job_uid", 1000}, {"node", node_name(node)},
+                     {"partition", "gpu"}, {"job_name", "bench"},
+                     {"profile", kProfiles[static_cast<std::size_t>(pick) % kProfiles.size()]},
+                     {"mode", "bind"}, {"slots", slots}};
+        if (send(body)) running_.push_back({id, node});
+    }
+
+    void end() {
+        if (running_.empty()) return place();
+        std::size_t i = std::uniform_int_distribution<std::size_t>(0, running_.size() - 1)(rng_);
+        RunningJob job = running_[i];
+        running_[i] = running_.back();
+        running_.pop_back();
+        send({{"op", "ended"}, {"job_id", job.id}, {"node", node_name(job.node)}, {"exit_status", 0},
+              {"elapsed_s", 60.0}, {"time", static_cast<std::int64_t>(std::time(nullptr))}});
+    }
+
+    ClientLog& log() { return log_; }
+    std::size_t running() const { return running_.size(); }
+
+private:
+    // Seals as the plugin does (a fresh munge credential over the body), sends, waits.
+    bool send(const json& body) {
+        const auto t0 = Clock::now();
+        const std::string reply = conn_.round_trip(proto::seal_request(body, munge_socket()));
+        log_.latency_us.push_back(micros(Clock::now() - t0));
+        try {
+            proto::open_reply(reply);
+            ++log_.outcomes["ok"];
+            return true;
+        } catch (const proto::ProtoError& e) {
+            ++log_.outcomes[e.code()];
+            return false;
+        }
+    }
+
+    Connection conn_;
+    std::mt19937_64 rng_;
+    int nodes_;
+    std::int64_t next_id_;
+    std::vector<RunningJob> running_;
+    ClientLog log_;
+};
+
+struct PhaseResult {
+    int nodes = 0;
+    long requests = 0;
+    double seconds = 0;
+    double decision_p50_us = 0, decision_p99_us = 0, decision_within_50us = 0;
+    double place_handling_us = 0, ended_handling_us = 0;  // mean, munge decode + handler, before the commit
+    std::vector<double> latency_us;
+    std::map<std::string, long> outcomes;
+    std::size_t running_after = 0, running_expected = 0;
+};
+
+// Mean seconds per request of `op` between two snapshots of colocd's metrics.
+double mean_between(const colocd::MetricsSnapshot& a, const colocd::MetricsSnapshot& b, const std::string& op) {
+    auto sum_count = [&](const colocd::MetricsSnapshot& m) -> std::pair<double, double> {
+        auto it = m.request_seconds_by_op.find(op);
+        if (it == m.request_seconds_by_op.end()) return {0, 0};
+        return {it->second.sum(), static_cast<double>(it->second.count())};
+    };
+    const auto [sa, ca] = sum_count(a);
+    const auto [sb, cb] = sum_count(b);
+    return cb > ca ? (sb - sa) / (cb - ca) : NAN;
+}
+
+std::vector<std::uint64_t> minus(std::vector<std::uint64_t> a, const std::vector<std::uint64_t>& b) {
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] -= b[i];
+    return a;
+}
+
+// A fresh colocd on `nodes` nodes, seeded with jobs_per_node running jobs per node through the
+// ordinary place path, then `requests` place/ended requests (alternating) from `clients` clients.
+PhaseResult run_phase(int nodes, int jobs_per_node, long requests, int clients, const std::string& profiles) {
+    char tmpl[] = "/tmp/coloc-bench-place.XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    const std::filesystem::path dir = tmpl;
+    PhaseResult out;
+    out.nodes = nodes;
+    out.requests = requests;
+    {
+        Daemon colocd(write_config(dir, nodes, profiles));
+        colocd.serve();
+        std::vector<std::unique_ptr<LoadClient>> load;
+        for (int c = 0; c < clients; ++c) load.push_back(std::make_unique<LoadClient>(colocd.endpoint(), c, nodes));
+        auto in_parallel = [&](auto&& work) {
+            std::vector<std::thread> threads;
+            for (int c = 0; c < clients; ++c) threads.emplace_back([&, c] { work(*load[static_cast<std::size_t>(c)], c); });
+            for (auto& t : threads) t.join();
+        };
+        const long seed = static_cast<long>(nodes) * jobs_per_node;
+        in_parallel([&](LoadClient& client, int c) {
+            for (long i = c; i < seed; i += clients) client.place();
+            client.log() = {};
+        });
+        colocd.pause();
+        const colocd::MetricsSnapshot seeded = colocd.service().metrics();
+        const auto bounds = seeded.decision_seconds.bounds();
+        const auto before = seeded.decision_seconds.cumulative();
+        colocd.serve();
+
+        const auto t0 = Clock::now();
+        in_parallel([&](LoadClient& client, int c) {
+            for (long i = c, k = 0; i < requests; i += clients, ++k) k % 2 == 0 ? client.place() : client.end();
+        });
+        out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        colocd.pause();
+
+        const colocd::MetricsSnapshot loaded = colocd.service().metrics();
+        const auto during = minus(loaded.decision_seconds.cumulative(), before);
+        out.place_handling_us = mean_between(seeded, loaded, "place") * 1e6;
+        out.ended_handling_us = mean_between(seeded, loaded, "ended") * 1e6;
+        out.decision_p50_us = colocd::histogram_quantile(0.5, bounds, during) * 1e6;
+        out.decision_p99_us = colocd::histogram_quantile(0.99, bounds, during) * 1e6;
+        const auto at_50us = std::find(bounds.begin(), bounds.end(), 5e-5) - bounds.begin();
+        out.decision_within_50us = static_cast<double>(during[static_cast<std::size_t>(at_50us)]) /
+                                   static_cast<double>(std::max<std::uint64_t>(1, during.back()));
+        for (auto& client : load) {
+            out.latency_us.insert(out.latency_us.end(), client->log().latency_us.begin(), client->log().latency_us.end());
+            for (const auto& [k, n] : client->log().outcomes) out.outcomes[k] += n;
+            out.running_expected += client->running();
+        }
+        out.running_after = colocd.service().cluster().job_count();
+    }
+    std::filesystem::remove_all(dir);
+    return out;
+}
+
+// ZeroMQ REQ -> ROUTER echo over ipc:// with the same clients and request bytes: the transport's
+// own round trip, which colocd cannot beat.
+std::vector<double> echo_baseline(int clients, long requests, const std::string& wire) {
+    char tmpl[] = "/tmp/coloc-bench-echo.XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    const std::string endpoint = std::string("ipc://") + tmpl + "/echo.sock";
+    void* ctx = zmq_ctx_new();
+    void* router = zmq_socket(ctx, ZMQ_ROUTER);
+    int zero = 0;
+    zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof zero);
+    if (zmq_bind(router, endpoint.c_str()) != 0) throw std::runtime_error("cannot bind " + endpoint);
+    std::atomic<bool> stop{false};
+    std::thread server([&] {
+        while (!stop) {
+            zmq_pollitem_t item{router, 0, ZMQ_POLLIN, 0};
+            if (zmq_poll(&item, 1, 20) <= 0) continue;
+            zmq_msg_t frames[3];  // [identity][empty][body], echoed back as it came
+            std::size_t n = 0;
+            for (bool more = true; more && n < 3; ++n) {
+                zmq_msg_init(&frames[n]);
+                zmq_msg_recv(&frames[n], router, 0);
+                more = zmq_msg_more(&frames[n]);
+            }
+            for (std::size_t i = 0; i < n; ++i) {
+                zmq_msg_send(&frames[i], router, i + 1 < n ? ZMQ_SNDMORE : 0);
+                zmq_msg_close(&frames[i]);
+            }
+        }
+    });
+    std::vector<std::vector<double>> per(static_cast<std::size_t>(clients));
+    std::vector<std::thread> threads;
+    for (int c = 0; c < clients; ++c)
+        threads.emplace_back([&, c] {
+            Connection conn(endpoint);
+            for (long i = c; i < requests; i += clients) {
+                const auto t0 = Clock::now();
+                conn.round_trip(wire);
+                per[static_cast<std::size_t>(c)].push_back(micros(Clock::now() - t0));
+            }
+        });
+    for (auto& t : threads) t.join();
+    stop = true;
+    server.join();
+    zmq_close(router);
+    zmq_ctx_term(ctx);
+    std::filesystem::remove_all(tmpl);
+    std::vector<double> all;
+    for (auto& v : per) all.insert(all.end(), v.begin(), v.end());
+    return all;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    long requests = 100'000, scale_requests = 20'000;
+    int clients = 4, jobs_per_node = 10;
+    std::string profiles = "etc/profiles.yaml";
+    CLI::App app{"bench/place-latency: colocd's decision time, end-to-end latency and request rate"};
+    app.add_option("--requests", requests, "place/ended requests at 1,000 nodes")->capture_default_str();
+    app.add_option("--scale-requests", scale_requests, "requests at 100 and 10,000 nodes")->capture_default_str();
+    app.add_option("--clients", clients, "concurrent clients")->capture_default_str();
+    app.add_option("--jobs-per-node", jobs_per_node, "running jobs per node before the load")->capture_default_str();
+    app.add_option("--profiles", profiles, "profile catalogue")->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // figures appear as they are measured
+    colocd::log_to_syslog();  // as colocd runs in production: one line per placement, not on our terminal
+
+    try {
+        const std::string socket = munge_socket();
+        std::printf("place-latency: %d clients over ipc://, munge %s, %d jobs per node, %d GPUs x %d slots per node\n",
+                    clients, socket.empty() ? "(default socket)" : socket.c_str(), jobs_per_node, kGpusPerNode,
+                    kSlotsPerGpu);
+
+        // munge alone: encode (client side) and decode (colocd side) of a typical request body.
+        const json sample = {{"op", "place"}, {"job_id", 4242}, {"job_uid", 1000}, {"node", "n00042"},
+                             {"partition", "gpu"}, {"job_name", "bench"}, {"profile", "bert-base-b32"},
+                             {"mode", "bind"}, {"slots", 1}, {"v", proto::kVersion}};
+        const std::string canonical = sample.dump();
+        std::vector<double> enc, dec;
+        std::vector<std::string> creds;
+        for (int i = 0; i < 2000; ++i) {
+            auto t0 = Clock::now();
+            creds.push_back(proto::make_credential(canonical, socket));
+            enc.push_back(micros(Clock::now() - t0));
+        }
+        for (const auto& cred : creds) {
+            auto t0 = Clock::now();
+            proto::verify_credential(cred, canonical, socket, 300);
+            dec.push_back(micros(Clock::now() - t0));
+        }
+        const double enc50 = percentile(enc, 0.5), enc99 = percentile(enc, 0.99);
+        const double dec50 = percentile(dec, 0.5), dec99 = percentile(dec, 0.99);
+        std::printf("munge encode: p50 %7.1f us  p99 %7.1f us | decode: p50 %7.1f us  p99 %7.1f us  (2,000 each)\n",
+                    enc50, enc99, dec50, dec99);
+
+        const auto echo = echo_baseline(clients, std::min(requests, 50'000L), proto::seal_request(sample, socket));
+        const double echo50 = percentile(echo, 0.5), echo99 = percentile(echo, 0.99);
+        std::printf("zeromq echo:  p50 %7.1f us  p99 %7.1f us  (%zu round trips, same clients and bytes)\n", echo50,
+                    echo99, echo.size());
+
+        std::vector<PhaseResult> phases;
+        for (int nodes : {1000, 100, 10000}) {
+            const long n = nodes == 1000 ? requests : scale_requests;
+            phases.push_back(run_phase(nodes, jobs_per_node, n, clients, profiles));
+            const PhaseResult& r = phases.back();
+            std::string outcomes;
+            for (const auto& [k, v] : r.outcomes) outcomes += " " + k + "=" + std::to_string(v);
+            std::printf("%6d nodes, %6d jobs: decision p50 %6.1f us  p99 %6.1f us (%.2f%% <= 50 us) | end-to-end "
+                        "p50 %7.1f us  p99 %7.1f us | %ld requests in %.2f s = %.0f/s |%s | running %zu (expected %zu)\n",
+                        nodes, nodes * jobs_per_node, r.decision_p50_us, r.decision_p99_us,
+                        100 * r.decision_within_50us, percentile(r.latency_us, 0.5), percentile(r.latency_us, 0.99),
+                        r.requests, r.seconds, static_cast<double>(r.requests) / r.seconds, outcomes.c_str(),
+                        r.running_after, r.running_expected);
+            std::printf("%6d nodes: colocd's handling per request (munge decode + handler, before the commit): "
+                        "place mean %.1f us, ended mean %.1f us\n",
+                        nodes, r.place_handling_us, r.ended_handling_us);
+        }
+
+        const PhaseResult& main_phase = phases[0];
+        const double e2e99 = percentile(main_phase.latency_us, 0.99);
+        const double floor99 = echo99 + enc99 + dec99;
+        const double rate = static_cast<double>(main_phase.requests) / main_phase.seconds;
+        const double d100 = phases[1].decision_p50_us, d1k = phases[0].decision_p50_us, d10k = phases[2].decision_p50_us;
+        // At most logarithmic: from n to 10,000 nodes the decision may grow by log(10,000)/log(n).
+        const double allowed_from_100 = std::log(10000.0) / std::log(100.0);
+        const double allowed_from_1k = std::log(10000.0) / std::log(1000.0);
+        std::printf("decision p50 at 100 / 1,000 / 10,000 nodes: %.1f / %.1f / %.1f us; 10,000 vs 100: x%.2f "
+                    "(log allows x%.2f), 10,000 vs 1,000: x%.2f (log allows x%.2f)\n",
+                    d100, d1k, d10k, d10k / d100, allowed_from_100, d10k / d1k, allowed_from_1k);
+        std::printf("end-to-end p99 %.1f us vs echo p99 + encode p99 + decode p99 = %.1f us: x%.2f (target < x1.5)\n",
+                    e2e99, floor99, e2e99 / floor99);
+        std::printf("sustained %.0f requests/s (target > 4,000/s); decision p99 %.1f us (target < 50 us)\n", rate,
+                    main_phase.decision_p99_us);
+
+        std::vector<std::string> missed;
+        if (!(main_phase.decision_within_50us >= 0.99)) missed.push_back("decision p99 < 50 us");
+        if (!(e2e99 < 1.5 * floor99)) missed.push_back("end-to-end p99 < 1.5 x (echo + munge)");
+        if (!(rate > 4000)) missed.push_back("requests/s > 4,000");
+        if (!(d10k <= d100 * allowed_from_100 && d10k <= d1k * allowed_from_1k))
+            missed.push_back("decision time grows at most logarithmically");
+        for (const auto& r : phases) {
+            long failed = 0;
+            for (const auto& [k, v] : r.outcomes)
+                if (k != "ok" && k != proto::code::kNoCapacity) failed += v;
+            if (failed > 0 || r.running_after != r.running_expected)
+                missed.push_back("every request answered and state consistent at " + std::to_string(r.nodes) + " nodes");
+        }
+        if (missed.empty()) {
+            std::printf("targets: met\n");
+        } else {
+            std::string which;
+            for (const auto& m : missed) which += (which.empty() ? "" : "; ") + m;
+            std::printf("targets: missed: %s\n", which.c_str());
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "place-latency: %s\n", e.what());
+        std::printf("targets: missed: the benchmark could not run (%s)\n", e.what());
+        return 1;
+    }
+}
