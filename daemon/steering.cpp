@@ -38,6 +38,12 @@ double probe_loss(const place::ClusterState& state, const place::Policy& policy,
                   const model::InterferenceModel& model, const model::JobProfile& probe, int node) {
     const int gpus = std::min(std::max(probe.gpus, 1), state.topology().type_of(node).gpus);
     if (gpus < 1) return std::numeric_limits<double>::infinity();
+    // Alone on a node (and, for a multi-node probe, on a link without multi-node traffic) a job
+    // loses nothing: no need to ask the engine, which keeps rounds cheap on mostly idle clusters.
+    const int link = state.topology().nodes()[static_cast<std::size_t>(node)].link;
+    if (state.jobs_on_node(node).empty() &&
+        (probe.nodes <= 1 || link < 0 || state.multi_node_jobs_on_link(link).empty()))
+        return 0.0;
     place::JobRequest request;
     request.id = 0;  // never a running job's id
     request.profile = &probe;
@@ -108,6 +114,8 @@ std::vector<NodeUpdate> Steering::set_enabled(bool on, const place::Topology& to
     if (on == enabled_) return out;
     enabled_ = on;
     dirty_ = true;
+    cursor_ = -1;  // a round under way is dropped
+    pending_.clear();
     last_round_ms_ = -1;  // the first round after switching on runs at once
     if (on) return out;
     for (std::size_t n = 0; n < applied_.size(); ++n)
@@ -119,40 +127,47 @@ std::vector<NodeUpdate> Steering::set_enabled(bool on, const place::Topology& to
 }
 
 std::vector<NodeUpdate> Steering::round(const place::ClusterState& state, const place::Policy& policy,
-                                        const model::InterferenceModel& model, std::int64_t now_ms) {
+                                        const model::InterferenceModel& model, std::int64_t now_ms, int max_nodes) {
     std::vector<NodeUpdate> out;
-    if (!enabled_ || !dirty_) return out;
-    if (last_round_ms_ >= 0 && now_ms - last_round_ms_ < static_cast<std::int64_t>(cfg_.interval_s) * 1000) return out;
-    last_round_ms_ = now_ms;
-    ++rounds_;
-    struct Change {
-        int node;
-        int weight_change;
-        NodeAdvice advice;
-    };
-    std::vector<Change> changes;
+    if (!enabled_) return out;
+    if (cursor_ < 0) {  // no round under way: start one when due and something changed
+        if (!dirty_) return out;
+        if (last_round_ms_ >= 0 && now_ms - last_round_ms_ < static_cast<std::int64_t>(cfg_.interval_s) * 1000)
+            return out;
+        last_round_ms_ = now_ms;
+        ++rounds_;
+        dirty_ = false;
+        cursor_ = 0;
+        pending_.clear();
+    }
     std::vector<double> losses(class_probes_.size());
     const int nodes = static_cast<int>(applied_.size());
-    for (int n = 0; n < nodes; ++n) {
+    for (int budget = std::max(max_nodes, 1); cursor_ < nodes && budget > 0; ++cursor_, --budget) {
+        const int n = cursor_;
         for (std::size_t c = 0; c < class_probes_.size(); ++c)
             losses[c] = probe_loss(state, policy, model, *class_probes_[c], n);
         const double weight_loss = probe_loss(state, policy, model, *weight_probe_, n);
-        NodeAdvice a = advise(cfg_, weight_loss, losses, applied_[static_cast<std::size_t>(n)]);
         const auto& last = applied_[static_cast<std::size_t>(n)];
+        NodeAdvice a = advise(cfg_, weight_loss, losses, last);
         if (last && *last == a) continue;
         const int change = std::abs(a.extra_weight - (last ? last->extra_weight : 0)) + (last ? 0 : 1);
-        changes.push_back({n, change, std::move(a)});
+        pending_.push_back({n, change, std::move(a)});
     }
+    if (cursor_ < nodes) return out;  // the rest at the next call
+    cursor_ = -1;
     // The biggest changes first; equal ones in node order.
-    std::stable_sort(changes.begin(), changes.end(),
+    std::stable_sort(pending_.begin(), pending_.end(),
                      [](const Change& a, const Change& b) { return a.weight_change > b.weight_change; });
     const std::size_t limit = static_cast<std::size_t>(std::max(cfg_.max_updates_per_round, 1));
-    dirty_ = changes.size() > limit;  // what is left waits for the next round
-    if (changes.size() > limit) changes.resize(limit);
-    for (Change& c : changes) {
+    if (pending_.size() > limit) {
+        dirty_ = true;  // what is left waits for the next round
+        pending_.resize(limit);
+    }
+    for (Change& c : pending_) {
         applied_[static_cast<std::size_t>(c.node)] = c.advice;
         out.push_back({state.topology().nodes()[static_cast<std::size_t>(c.node)].name, std::move(c.advice)});
     }
+    pending_.clear();
     updates_ += static_cast<std::int64_t>(out.size());
     return out;
 }

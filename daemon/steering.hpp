@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,9 +66,12 @@ public:
     // Something changed (a job started or ended): the next round recomputes.
     void mark_dirty() { dirty_ = true; }
     // One round when enabled, due (interval) and something changed; at most
-    // max_updates_per_round updates, the biggest weight changes first.
+    // max_updates_per_round updates, the biggest weight changes first. A call looks at no more
+    // than `max_nodes` nodes: a round over a large cluster is spread over several calls (the
+    // updates come with the call that ends it), so colocd's loop never stalls for long.
     std::vector<NodeUpdate> round(const place::ClusterState& state, const place::Policy& policy,
-                                  const model::InterferenceModel& model, std::int64_t now_ms);
+                                  const model::InterferenceModel& model, std::int64_t now_ms,
+                                  int max_nodes = std::numeric_limits<int>::max());
     const std::optional<NodeAdvice>& applied(int node) const { return applied_[static_cast<std::size_t>(node)]; }
     std::int64_t rounds() const { return rounds_; }
     std::int64_t updates() const { return updates_; }
@@ -81,6 +85,13 @@ private:
     bool enabled_ = false;
     bool dirty_ = true;
     std::int64_t last_round_ms_ = -1;
+    struct Change {
+        int node;
+        int weight_change;
+        NodeAdvice advice;
+    };
+    int cursor_ = -1;               // the next node of the round under way; -1 = none
+    std::vector<Change> pending_;   // what the round under way would change
     std::int64_t rounds_ = 0;
     std::int64_t updates_ = 0;
 };

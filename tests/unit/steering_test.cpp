@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -194,4 +195,50 @@ nodes:
                          doctest::Contains("key 'steering.classes.quiet': a class feature is coloc_"), ConfigError);
     CHECK_THROWS_WITH_AS(parse_config(base + "steering: { enabled: maybe }\n", "t.yaml"),
                          doctest::Contains("key 'steering.enabled': expected true or false"), ConfigError);
+}
+
+TEST_CASE("steering: a round over 1,000 busy nodes, timed") {
+    const place::Topology topo = place::uniform_topology(1000, 8, 2);
+    place::ClusterState state(topo);
+    model::ProfileCatalogue catalogue;
+    model::ColocModel model(catalogue);
+    place::ColocPolicy policy(model);
+    const model::JobProfile comm = builtin_probe("coloc_quietnet");
+    // Four 2-GPU jobs on every node, every tenth of them on two nodes.
+    place::JobId id = 1;
+    for (int n = 0; n < 1000; ++n)
+        for (int k = 0; k < 4; ++k) {
+            place::RunningJob j;
+            j.id = id++;
+            j.profile = &comm;
+            j.where = {{n, {2 * k, 2 * k + 1}}};
+            if (k == 0 && n % 10 == 0 && n + 1 < 1000) j.where.push_back({n + 1, {6, 7}});
+            state.add(j, /*enforce_slots=*/false);
+        }
+    SteeringConfig cfg;
+    cfg.enabled = true;
+    cfg.max_updates_per_round = 100000;
+    Steering steering(cfg, catalogue, 1000);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto updates = steering.round(state, policy, model, 0);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(updates.size() == 1000);
+    MESSAGE("steering round over 1000 busy nodes x 3 probes: " << ms << " ms");
+}
+
+TEST_CASE("steering: a round spread over several calls ends with the same updates") {
+    SteeringFixture f;
+    f.load_n1_n2();
+    SteeringConfig cfg;
+    cfg.enabled = true;
+    Steering whole(cfg, f.catalogue, 4), sliced(cfg, f.catalogue, 4);
+    const auto all = whole.round(f.state, f.policy, f.model, 0);
+    CHECK(sliced.round(f.state, f.policy, f.model, 0, 3).empty());  // 3 of 4 nodes looked at
+    const auto rest = sliced.round(f.state, f.policy, f.model, 1, 3);
+    REQUIRE(rest.size() == all.size());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        CHECK(rest[i].node == all[i].node);
+        CHECK(rest[i].advice == all[i].advice);
+    }
+    CHECK(sliced.rounds() == 1);
 }
