@@ -8,7 +8,7 @@ WARN     := -Wall -Wextra -Werror
 OPT      ?= -O2 -g
 CPPFLAGS += -I. -MMD -MP
 CXXFLAGS += $(CXXSTD) $(WARN) $(OPT) -fPIC
-LDLIBS_CORE := -lzmq -lsqlite3 -lyaml-cpp -lmunge
+LDLIBS_CORE := -lzmq -lsqlite3 -lyaml-cpp -lmunge -lsodium
 LDLIBS_SLURM := -lslurm
 
 BUILD    := build
@@ -56,7 +56,7 @@ $(BUILD)/colocctl: $(BUILD)/obj/daemon/colocctl_main.o $(BUILD)/libcoloc.a
 SPANK_CORE_OBJ := $(call obj,$(BUILD),$(wildcard proto/*.cpp))
 $(BUILD)/spank_coloc.so: $(SPANK_OBJ) $(SPANK_CORE_OBJ) spank/spank_coloc.map
 	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=spank/spank_coloc.map -Wl,-z,defs \
-	    -o $@ $(SPANK_OBJ) $(SPANK_CORE_OBJ) -lzmq -lmunge -lslurm -static-libstdc++ -static-libgcc
+	    -o $@ $(SPANK_OBJ) $(SPANK_CORE_OBJ) -lzmq -lmunge -lsodium -lslurm -static-libstdc++ -static-libgcc
 
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libcoloc.a
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)

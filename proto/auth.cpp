@@ -5,6 +5,7 @@
 #include <ctime>
 #include <memory>
 #include <munge.h>
+#include <sodium.h>
 
 #include "proto/errors.hpp"
 
@@ -12,7 +13,10 @@ namespace coloc::proto {
 
 namespace {
 
-constexpr const char* kScheme = "coloc1:";
+// SHA-256: the body travels in clear beside the credential, so the digest must be one that
+// no one can find a second body for (a plain hash such as FNV would let a captured credential
+// carry a forged body).
+constexpr const char* kScheme = "coloc2:";
 
 struct CtxDeleter {
     void operator()(munge_ctx_t ctx) const { munge_ctx_destroy(ctx); }
@@ -30,13 +34,10 @@ Ctx make_ctx(const std::string& socket) {
 }  // namespace
 
 std::string body_digest(const std::string& body) {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (unsigned char c : body) {
-        h ^= c;
-        h *= 1099511628211ULL;
-    }
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    unsigned char hash[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(hash, reinterpret_cast<const unsigned char*>(body.data()), body.size());
+    char hex[2 * crypto_hash_sha256_BYTES + 1];
+    sodium_bin2hex(hex, sizeof hex, hash, sizeof hash);
     return std::string(kScheme) + hex;
 }
 

@@ -15,7 +15,7 @@ struct Identity {
     std::int64_t encoded_at = 0;  // seconds since the epoch, as munged stamped it
 };
 
-// 64-bit FNV-1a of the canonical body, as 16 hex digits prefixed by the scheme.
+// SHA-256 of the canonical body, as 64 hex digits prefixed by the scheme.
 std::string body_digest(const std::string& body);
 
 // Encodes a credential whose payload is `body_digest(body)`. `socket` empty = munge's default;
