@@ -12,7 +12,7 @@ LDLIBS_CORE := -lzmq -lsqlite3 -lyaml-cpp -lmunge -lsodium
 LDLIBS_SLURM := -lslurm
 
 BUILD    := build
-SAN_BUILD := build/san
+SAN_BUILD := $(BUILD)/san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 PREFIX   ?= /usr/local
@@ -66,6 +66,11 @@ $(BUILD)/tests/coloc-load: $(BUILD)/obj/tests/load/coloc_load.o $(BUILD)/libcolo
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM) -pthread
 
+# Sends one request as the calling user: the authorisation tests act as users colocd must refuse.
+$(BUILD)/tests/coloc-send: $(BUILD)/obj/tests/tools/coloc_send.o $(BUILD)/libcoloc.a
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
+
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libcoloc.a
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
@@ -89,11 +94,19 @@ deps:
 unit-test: $(BUILD)/unit-tests
 	tests/unit-run $(BUILD)/unit-tests
 
+# colocd and colocctl with ASan + UBSan, for san-integration-test.
+$(SAN_BUILD)/colocd $(SAN_BUILD)/colocctl: $(SAN_BUILD)/%: $(SAN_BUILD)/obj/daemon/%_main.o $(SAN_CORE_OBJ) $(SAN_DAEMON_OBJ)
+	$(CXX) $(CXXFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
+
 san-test: $(SAN_BUILD)/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/unit-run $(SAN_BUILD)/unit-tests
 
-integration-test: all $(BUILD)/tests/coloc-load
-	tests/integration/run
+integration-test: all $(BUILD)/tests/coloc-load $(BUILD)/tests/coloc-send
+	COLOC_BUILD_DIR=$(BUILD) tests/integration/run
+
+# The same suite against colocd and colocctl built with ASan + UBSan; a report fails it.
+san-integration-test: all $(BUILD)/tests/coloc-send $(SAN_BUILD)/colocd $(SAN_BUILD)/colocctl
+	COLOC_BUILD_DIR=$(BUILD) COLOC_SANITIZED_DIR=$(SAN_BUILD) tests/integration/run
 
 check: deps
 	$(MAKE) all

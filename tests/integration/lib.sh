@@ -95,4 +95,4 @@ run_job() {
 
 colocd_running() { [ -r "$COLOCD_PIDFILE" ] && kill -0 "$(cat "$COLOCD_PIDFILE")" 2>/dev/null; }
 require_colocd() { colocd_running || skip "colocd does not run (cluster started with --no-colocd)"; }
-require_plugin() { [ -f "$ITEST_REPO/build/spank_coloc.so" ] || skip "build/spank_coloc.so not built"; }
+require_plugin() { [ -f "$COLOC_BUILD_DIR/spank_coloc.so" ] || skip "$COLOC_BUILD_DIR/spank_coloc.so not built"; }
