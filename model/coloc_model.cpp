@@ -97,16 +97,38 @@ GpuQuery ColocModel::query(const JobProfile& p) const {
 // A profile is served from the caches only if it is the catalogue's profile of that id: the
 // engine may hand in profiles from another catalogue whose ids mean something else.
 bool ColocModel::cached(const JobProfile& p) const {
-    return p.id >= 0 && p.id < catalogue_.size() && catalogue_.at(p.id).name == p.name;
+    if (p.id < 0 || p.id >= catalogue_.size()) return false;
+    const JobProfile& mine = catalogue_.at(p.id);
+    return &mine == &p || mine.name == p.name;   // the address first: no string compare on the hot path
 }
 
 double ColocModel::gpu_speed_uncached(const JobProfile& a, const JobProfile& b) const {
     static const ReferenceTable empty;
+    const bool same = (a.id >= 0 && a.id == b.id) || a.name == b.name;
+    const ReferenceTable* own = reference();
+    if (own && own->measured_pairs() > 0) {
+        GpuQuery qa = query(a), qb = query(b);
+        qa.profile = &a;
+        qb.profile = &b;
+        return predict_gpu_speed(*own, qa, qb, same, params_.gpu);
+    }
+    // No pair measured on this GPU type: which jobs hurt each other carries over between GPU
+    // types far better than the utilisation prior does (profiles often lack utilisations), so
+    // predict on every other type's table, each in its own type's features, and average.
+    double sum = 0;
+    int tables = 0;
+    for (const ReferenceTable& t : tables_) {
+        if (t.measured_pairs() == 0) continue;
+        const GpuQuery qa{&a, solo_features(a, t.gpu_type()), t.index_of(a.name)};
+        const GpuQuery qb{&b, solo_features(b, t.gpu_type()), t.index_of(b.name)};
+        sum += predict_gpu_speed(t, qa, qb, same, params_.gpu);
+        ++tables;
+    }
+    if (tables > 0) return sum / tables;
     GpuQuery qa = query(a), qb = query(b);
     qa.profile = &a;
     qb.profile = &b;
-    const bool same = (a.id >= 0 && a.id == b.id) || a.name == b.name;
-    return predict_gpu_speed(reference() ? *reference() : empty, qa, qb, same, params_.gpu);
+    return predict_gpu_speed(empty, qa, qb, same, params_.gpu);
 }
 
 double ColocModel::gpu_speed(const JobProfile& a, const JobProfile& b) const {

@@ -93,15 +93,13 @@ int ReferenceTable::index_of(const std::string& name) const {
     return -1;
 }
 
-void ReferenceTable::set_speed(int job, int neighbour, double speed) { speed_(job, neighbour) = speed; }
+void ReferenceTable::set_speed(int job, int neighbour, double speed) {
+    measured_ += std::isnan(speed_(job, neighbour)) - std::isnan(speed);
+    speed_(job, neighbour) = speed;
+}
 double ReferenceTable::speed(int job, int neighbour) const { return speed_(job, neighbour); }
 bool ReferenceTable::has_speed(int job, int neighbour) const { return !std::isnan(speed_(job, neighbour)); }
 
-std::size_t ReferenceTable::measured_pairs() const {
-    std::size_t n = 0;
-    for (Eigen::Index i = 0; i < speed_.size(); ++i) n += !std::isnan(speed_.data()[i]);
-    return n;
-}
 
 double predict_gpu_speed(const ReferenceTable& t, const GpuQuery& a, const GpuQuery& b, bool same_job,
                          const GpuShareParams& p) {

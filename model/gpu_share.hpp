@@ -51,13 +51,14 @@ public:
     int size() const { return static_cast<int>(names_.size()); }
     const std::string& name(int i) const { return names_[static_cast<std::size_t>(i)]; }
     const SoloFeatures& features(int i) const { return features_[static_cast<std::size_t>(i)]; }
-    std::size_t measured_pairs() const;
+    std::size_t measured_pairs() const { return static_cast<std::size_t>(measured_); }
 
 private:
     std::string gpu_type_;
     std::vector<std::string> names_;
     std::vector<SoloFeatures> features_;
     Eigen::MatrixXd speed_;   // NaN = not measured
+    std::ptrdiff_t measured_ = 0;   // non-NaN entries of speed_
 };
 
 // A job as the same-GPU term sees it.
