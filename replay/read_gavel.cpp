@@ -35,7 +35,7 @@ void read_gavel(std::istream& in, Trace& trace, const ReadOptions& options) {
                             : !needs_data || (*needs_data != 0 && *needs_data != 1) ? "needs_data_dir is not 0 or 1"
                             : !steps || *steps <= 0                   ? "total_steps is not a positive number"
                             : !arrival || *arrival < 0                ? "arrival_time is not a number of seconds"
-                            : !scale || *scale < 1                    ? "scale_factor is not a GPU count"
+                            : !scale || *scale < 1 || *scale > kMaxCount ? "scale_factor is not a GPU count"
                                                                       : nullptr;
         if (wrong) {
             ctx.bad(lineno, wrong);

@@ -95,21 +95,21 @@ void read_helios(std::istream& in, Trace& trace, const ReadOptions& options) {
         if (c_part) job.partition = get(c_part);
         if (c_state) job.state = get(c_state);
         if (c_profile) job.profile = get(c_profile);
-        auto gpus = parse_number(get(c_gpus));
-        if (!gpus || *gpus < 0) {
+        auto gpus = parse_count(get(c_gpus));
+        if (!gpus) {
             ctx.bad(lineno, "GPU count '" + std::string(get(c_gpus)) + "' is not a number");
             continue;
         }
-        job.gpus = static_cast<int>(*gpus);
+        job.gpus = *gpus;
         if (c_cpus)
-            if (auto n = parse_number(get(c_cpus)); n && *n >= 0) job.cpus = static_cast<int>(*n);
+            if (auto n = parse_count(get(c_cpus))) job.cpus = *n;
         if (c_nodes && !get(c_nodes).empty()) {
-            auto n = parse_number(get(c_nodes));
-            if (!n || *n < 0) {
+            auto n = parse_count(get(c_nodes));
+            if (!n) {
                 ctx.bad(lineno, "node count '" + std::string(get(c_nodes)) + "' is not a number");
                 continue;
             }
-            job.nodes = static_cast<int>(*n);
+            job.nodes = *n;
         }
         if (c_submit) {
             auto t = time_value(get(c_submit));

@@ -137,14 +137,14 @@ void read_jobcomp(std::istream& in, Trace& trace, const ReadOptions& options) {
                 }
                 job.time_limit = static_cast<double>(*m) * 60;
             }
-            auto nodes = parse_int(*get("NodeCnt"));
-            if (!nodes || *nodes < 0) {
+            auto nodes = parse_count(*get("NodeCnt"));
+            if (!nodes) {
                 ctx.bad(lineno, "NodeCnt '" + std::string(*get("NodeCnt")) + "' is not a node count");
                 continue;
             }
-            job.nodes = static_cast<int>(*nodes);
+            job.nodes = *nodes;
             if (auto v = get("ProcCnt"))
-                if (auto n = parse_int(*v); n && *n >= 0) job.cpus = static_cast<int>(*n);
+                if (auto n = parse_count(*v)) job.cpus = *n;
             auto gpus = tres_gpus(get("Tres") ? *get("Tres") : std::string_view{});
             if (!gpus) {
                 ctx.bad(lineno, "the gres/gpu count in Tres='" + std::string(*get("Tres")) + "' is not a number");

@@ -151,15 +151,15 @@ void read_sacct(std::istream& in, Trace& trace, const ReadOptions& options) {
             job.time_limit = *l;
         }
         if (auto v = get("nnodes"); v && !v->empty()) {
-            auto n = parse_int(*v);
-            if (!n || *n < 0) {
+            auto n = parse_count(*v);
+            if (!n) {
                 ctx.bad(lineno, "NNodes '" + std::string(*v) + "' is not a node count");
                 continue;
             }
-            job.nodes = static_cast<int>(*n);
+            job.nodes = *n;
         }
         if (auto v = get("ncpus"); v && !v->empty())
-            if (auto n = parse_int(*v); n && *n >= 0) job.cpus = static_cast<int>(*n);
+            if (auto n = parse_count(*v)) job.cpus = *n;
 
         std::optional<std::string_view> tres = get("alloctres");
         if (!tres || tres->empty()) tres = get("reqtres");

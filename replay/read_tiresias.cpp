@@ -39,7 +39,7 @@ void read_tiresias(std::istream& in, Trace& trace, const ReadOptions& options) {
         auto submit = parse_number((*f)[2]);
         auto duration = parse_number((*f)[5]);
         const char* wrong = !id || *id < 0                 ? "job_id is not a job number"
-                            : !gpus || *gpus < 0           ? "num_gpu is not a GPU count"
+                            : !gpus || *gpus < 0 || *gpus > kMaxCount ? "num_gpu is not a GPU count"
                             : !submit || *submit < 0       ? "submit_time is not a number of seconds"
                             : !duration || *duration < 0   ? "duration is not a number of seconds"
                                                            : nullptr;

@@ -95,6 +95,12 @@ std::optional<double> parse_number(std::string_view s) {
     return v;
 }
 
+std::optional<int> parse_count(std::string_view s) {
+    auto v = parse_number(s);
+    if (!v || !(*v >= 0) || *v > kMaxCount) return std::nullopt;
+    return static_cast<int>(*v);
+}
+
 std::optional<double> parse_datetime(std::string_view s) {
     s = trim(s);
     // YYYY-MM-DD[T ]HH:MM:SS
@@ -168,11 +174,13 @@ std::optional<int> tres_gpus(std::string_view tres) {
         auto key = item.substr(0, eq);
         if (key != "gres/gpu" && key.substr(0, 9) != "gres/gpu:") continue;
         auto n = parse_int(item.substr(eq + 1));
-        if (!n || *n < 0) return std::nullopt;
+        if (!n || *n < 0 || *n > kMaxCount) return std::nullopt;
         if (key == "gres/gpu") untyped = *n;
         else typed += *n;
     }
-    return static_cast<int>(untyped ? *untyped : typed);
+    const long long gpus = untyped ? *untyped : typed;
+    if (gpus > kMaxCount) return std::nullopt;
+    return static_cast<int>(gpus);
 }
 
 bool next_line(std::istream& in, std::string& line) {

@@ -20,6 +20,10 @@ std::vector<std::string_view> split_blanks(std::string_view s);
 
 std::optional<long long> parse_int(std::string_view s);
 std::optional<double> parse_number(std::string_view s);
+// A count of GPUs, CPUs or nodes: a number from 0 to kMaxCount (fractions are cut); nullopt
+// otherwise, so that no log value can overflow an int.
+inline constexpr int kMaxCount = 1'000'000;
+std::optional<int> parse_count(std::string_view s);
 
 // "2023-04-01T10:00:00" (Slurm's ISO 8601, local time) or "2023-04-01 10:00:00" -> epoch seconds.
 std::optional<double> parse_datetime(std::string_view s);

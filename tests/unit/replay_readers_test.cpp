@@ -51,6 +51,13 @@ TEST_CASE("text helpers parse strictly") {
     CHECK(tres_gpus("cpu=4,gres/gpu=4,gres/gpu:a100=4") == 4);
     CHECK(tres_gpus("cpu=4,mem=1G") == 0);
     CHECK_FALSE(tres_gpus("gres/gpu=two").has_value());
+    // Counts from a log never overflow an int: beyond kMaxCount they are not counts.
+    CHECK(parse_count("8") == 8);
+    CHECK(parse_count("2.7") == 2);
+    CHECK_FALSE(parse_count("-1").has_value());
+    CHECK_FALSE(parse_count("8.5e119").has_value());
+    CHECK_FALSE(tres_gpus("gres/gpu:a=999999,gres/gpu:b=999999").has_value());
+    CHECK_FALSE(tres_gpus("gres/gpu=99999999999").has_value());
     auto a = parse_datetime("2023-04-01T10:00:00"), b = parse_datetime("2023-04-01 10:00:30");
     REQUIRE(a);
     REQUIRE(b);
