@@ -14,6 +14,7 @@ extern "C" {
 }
 
 #include "daemon/hostlist.hpp"
+#include "daemon/slurm_session.hpp"
 
 namespace coloc::daemon {
 
@@ -58,13 +59,6 @@ std::vector<std::string> split_items(const std::string& detail) {
     return items;
 }
 
-bool slurm_conf_exists() {
-    const char* env = std::getenv("SLURM_CONF");
-    std::string path = env && *env ? env : "/etc/slurm/slurm.conf";
-    struct stat st {};
-    return stat(path.c_str(), &st) == 0;
-}
-
 }  // namespace
 
 SlurmJobNode parse_gres_detail(const std::string& node, const std::string& detail) {
@@ -89,10 +83,7 @@ SlurmJobNode parse_gres_detail(const std::string& node, const std::string& detai
 }
 
 SlurmSnapshot load_slurm_jobs() {
-    // libslurm ends the process when it cannot read its configuration: look first.
-    if (!slurm_conf_exists()) throw std::runtime_error("no slurm.conf (SLURM_CONF or /etc/slurm/slurm.conf)");
-    static std::once_flag init;
-    std::call_once(init, [] { slurm_init(nullptr); });
+    init_libslurm();
     job_info_msg_t* msg = nullptr;
     if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
         throw std::runtime_error(std::string("slurm_load_jobs: ") + slurm_strerror(slurm_get_errno()));

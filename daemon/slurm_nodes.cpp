@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -11,6 +12,7 @@ extern "C" {
 }
 
 #include "daemon/log.hpp"
+#include "daemon/slurm_session.hpp"
 
 namespace coloc::daemon {
 
@@ -26,12 +28,6 @@ std::vector<std::string> split(const std::string& list) {
 }
 
 bool is_coloc_feature(const std::string& f) { return f.rfind(kSteeringFeaturePrefix, 0) == 0; }
-
-// libslurm reads slurm.conf (SLURM_CONF) once per process.
-void init_libslurm() {
-    static std::once_flag once;
-    std::call_once(once, [] { slurm_init(nullptr); });
-}
 
 std::string slurm_reason() { return slurm_strerror(slurm_get_errno()); }
 
@@ -54,7 +50,12 @@ std::string with_coloc_features(const std::string& admin, const std::vector<std:
 }
 
 bool load_slurm_node(const std::string& node, SlurmNodeSettings& out, std::string& why) {
-    init_libslurm();
+    try {
+        init_libslurm();
+    } catch (const std::exception& e) {
+        why = e.what();
+        return false;
+    }
     node_info_msg_t* info = nullptr;
     std::string name = node;
     if (slurm_load_node_single(&info, name.data(), SHOW_ALL) != SLURM_SUCCESS || !info) {
@@ -76,7 +77,12 @@ bool load_slurm_node(const std::string& node, SlurmNodeSettings& out, std::strin
 }
 
 bool update_slurm_node(const std::string& node, const SlurmNodeSettings& s, std::string& why) {
-    init_libslurm();
+    try {
+        init_libslurm();
+    } catch (const std::exception& e) {
+        why = e.what();
+        return false;
+    }
     update_node_msg_t msg;
     slurm_init_update_node_msg(&msg);
     std::string name = node, features = s.features, active = s.active_features;
