@@ -27,13 +27,6 @@ std::int64_t steady_ms() {
 constexpr int kSteeringNodesPerCall = 64;
 
 // Beside the versioned schema: a table only steering reads and writes, made when first needed.
-constexpr const char* kCreateAdvice = R"sql(
-CREATE TABLE IF NOT EXISTS steering_advice (
-    decision INTEGER PRIMARY KEY,
-    job_id   INTEGER NOT NULL,
-    node     TEXT NOT NULL,
-    advice   TEXT NOT NULL
-))sql";
 constexpr const char* kInsertAdvice = "INSERT OR REPLACE INTO steering_advice (decision, job_id, node, advice) VALUES (?, ?, ?, ?)";
 constexpr const char* kSelectAdvice = "SELECT advice FROM steering_advice WHERE decision = ?";
 
@@ -114,13 +107,11 @@ void Service::record_steering_advice(std::int64_t decision, std::int64_t job_id,
                    {"least_extra_weight", least < 0 ? 0 : least},
                    {"followed", !mine || least < 0 || mine->extra_weight <= least},
                    {"features", mine ? mine->features : std::vector<std::string>{}}};
-    store_.db().exec(kCreateAdvice);
     Statement insert(store_.db().handle(), kInsertAdvice);
     insert.bind(1, decision).bind(2, job_id).bind(3, node).bind(4, advice.dump()).run();
 }
 
 json Service::steering_advice_of(std::int64_t decision) {
-    store_.db().exec(kCreateAdvice);
     Statement select(store_.db().handle(), kSelectAdvice);
     select.bind(1, decision);
     if (!select.step()) return nullptr;

@@ -67,6 +67,15 @@ CREATE INDEX placements_open ON placements(ended) WHERE ended IS NULL;
         R"sql(
 ALTER TABLE jobs ADD COLUMN end_reason TEXT;
 )sql",
+        // 3 -> 4: what node steering advised when a placement was made (colocctl explain).
+        R"sql(
+CREATE TABLE steering_advice (
+    decision INTEGER PRIMARY KEY,
+    job_id   INTEGER NOT NULL,
+    node     TEXT NOT NULL,
+    advice   TEXT NOT NULL
+);
+)sql",
     };
     return list;
 }

@@ -13,7 +13,7 @@
 
 namespace coloc::daemon {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 struct JobRow {
     std::int64_t job_id = 0;
