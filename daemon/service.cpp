@@ -270,15 +270,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
         if (!gpus.empty()) decision.chosen = place::score_candidate(cluster_, *model_, request, {{node, gpus}});
     }
 
-    JobRow job;
-    job.job_id = r.job_id;
-    job.uid = r.job_uid;
-    job.user = user_name(r.job_uid);
-    job.job_name = r.job_name;
-    job.partition = r.partition;
-    job.profile = r.profile;
-    job.first_seen = now;
-    job.state = "placed";
+    const JobRow job = placed_job_row(r, now);
 
     PlacementRow row;
     row.job_id = r.job_id;

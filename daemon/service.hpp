@@ -130,6 +130,8 @@ private:
     proto::json steering_advice_of(std::int64_t decision);
     // A scored candidate for explain: where, the job's slowdown, and per neighbour its slowdown
     // before and after and what it would share with the job (gpu ... link).
+    // The jobs row of a job being placed now, from its place request.
+    static JobRow placed_job_row(const proto::PlaceRequest& r, std::int64_t now);
     proto::json candidate_json(const place::Candidate& c) const;
     // Bind mode, a job on several nodes: places all of them at once (daemon/service_multinode.cpp);
     // nullopt when the request is to be placed node by node.

@@ -14,6 +14,19 @@ using proto::json;
 using proto::ProtoError;
 namespace code = proto::code;
 
+JobRow Service::placed_job_row(const proto::PlaceRequest& r, std::int64_t now) {
+    JobRow job;
+    job.job_id = r.job_id;
+    job.uid = r.job_uid;
+    job.user = user_name(r.job_uid);
+    job.job_name = r.job_name;
+    job.partition = r.partition;
+    job.profile = r.profile;
+    job.first_seen = now;
+    job.state = "placed";
+    return job;
+}
+
 json Service::candidate_json(const place::Candidate& c) const {
     const auto& topo = cfg_.topology;
     json where = json::array();
@@ -62,15 +75,7 @@ std::optional<json> Service::place_whole_job(const proto::PlaceRequest& r, const
         throw ProtoError(code::kNoCapacity, "job " + std::to_string(r.job_id) + " on " +
                                                 std::to_string(request.nodes) + " nodes: " + decision.reason);
 
-    JobRow job;
-    job.job_id = r.job_id;
-    job.uid = r.job_uid;
-    job.user = user_name(r.job_uid);
-    job.job_name = r.job_name;
-    job.partition = r.partition;
-    job.profile = r.profile;
-    job.first_seen = now;
-    job.state = "placed";
+    const JobRow job = placed_job_row(r, now);
     const json alternatives = json::array({candidate_json(decision.chosen)});
     std::optional<proto::PlaceReply> mine;
     for (const place::Placement& p : decision.chosen.where) {
