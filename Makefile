@@ -105,7 +105,7 @@ integration-test: all $(BUILD)/tests/coloc-load $(BUILD)/tests/coloc-send
 	COLOC_BUILD_DIR=$(BUILD) tests/integration/run
 
 # The same suite against colocd and colocctl built with ASan + UBSan; a report fails it.
-san-integration-test: all $(BUILD)/tests/coloc-send $(SAN_BUILD)/colocd $(SAN_BUILD)/colocctl
+san-integration-test: all $(BUILD)/tests/coloc-load $(BUILD)/tests/coloc-send $(SAN_BUILD)/colocd $(SAN_BUILD)/colocctl
 	COLOC_BUILD_DIR=$(BUILD) COLOC_SANITIZED_DIR=$(SAN_BUILD) tests/integration/run
 
 check: deps
