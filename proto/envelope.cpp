@@ -8,10 +8,10 @@ namespace coloc::proto {
 
 namespace {
 
-json parse_object(std::string_view bytes, const char* what) {
-    if (bytes.size() > kMaxMessage)
+json parse_object(std::string_view bytes, const char* what, std::size_t limit) {
+    if (bytes.size() > limit)
         throw ProtoError(code::kTooLarge, std::string(what) + " of " + std::to_string(bytes.size()) +
-                                              " bytes exceeds the limit of " + std::to_string(kMaxMessage));
+                                              " bytes exceeds the limit of " + std::to_string(limit));
     json obj = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
     if (obj.is_discarded())
         throw ProtoError(code::kBadJson, std::string(what) + " is not valid JSON");
@@ -39,7 +39,7 @@ std::string seal_request(json body, const std::string& munge_socket) {
 }
 
 Request open_request(std::string_view bytes) {
-    json obj = parse_object(bytes, "request");
+    json obj = parse_object(bytes, "request", kMaxMessage);
     check_version(obj);
     Request req;
     req.op = get_string(obj, "op", 64);
@@ -66,7 +66,7 @@ std::string error_reply(const std::string& code, const std::string& message) {
 }
 
 json open_reply(std::string_view bytes) {
-    json obj = parse_object(bytes, "reply");
+    json obj = parse_object(bytes, "reply", kMaxReply);
     check_version(obj);
     auto ok = obj.find("ok");
     if (ok == obj.end() || !ok->is_boolean()) throw ProtoError(code::kBadJson, "reply has no 'ok' flag");

@@ -11,7 +11,11 @@ namespace coloc::proto {
 using json = nlohmann::json;
 
 inline constexpr int kVersion = 1;
+// A request is small (one job's launch, one admin query) and comes from anyone on the cluster:
+// colocd refuses a larger one. A reply comes from colocd itself and lists what was asked for
+// (an admin's `colocctl jobs` or `history` grows with the cluster), so it may be far larger.
 inline constexpr std::size_t kMaxMessage = 64 * 1024;
+inline constexpr std::size_t kMaxReply = 256 * 1024 * 1024;
 
 struct Request {
     std::string op;

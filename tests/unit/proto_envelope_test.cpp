@@ -83,6 +83,12 @@ TEST_CASE("replies: ok and error round trip, garbage is refused") {
     CHECK(code_of([] { open_reply("garbage"); }) == code::kBadJson);
     CHECK(code_of([] { open_reply(R"({"v":1})"); }) == code::kBadJson);
     CHECK(code_of([] { open_reply(R"({"v":9,"ok":true})"); }) == code::kBadVersion);
+    // An admin's listing may be far larger than any request may be.
+    json many = json::array();
+    for (int i = 0; i < 4000; ++i) many.push_back({{"job_id", i}, {"node", "n1"}, {"gpus", {0, 1}}});
+    const std::string listing = ok_reply({{"jobs", many}});
+    REQUIRE(listing.size() > kMaxMessage);
+    CHECK(open_reply(listing)["jobs"].size() == 4000);
 }
 
 TEST_CASE("place request: round trip and every field validated") {
