@@ -12,27 +12,16 @@
 #include "proto/client.hpp"
 #include "proto/envelope.hpp"
 #include "proto/errors.hpp"
+#include "tests/unit/running_server.hpp"
 #include "tests/unit/test_env.hpp"
 
 using namespace coloc;
 using proto::json;
+using test::RunningServer;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct HostileServer {
-    std::string endpoint = "ipc://" + test::scratch("colocd.sock");
-    daemon::Service service;
-    daemon::Server server{{endpoint}};
-    std::atomic<bool> stop{false};
-    std::thread thread{[this] { server.run(service, stop, 20); }};
-
-    explicit HostileServer(daemon::Config c) : service(std::move(c)) {}
-    ~HostileServer() {
-        stop = true;
-        thread.join();
-    }
-};
 
 daemon::Config config() {
     daemon::Config c = daemon::parse_config(R"(node_types: { quad: { gpus: 4, slots_per_gpu: 2 } }
@@ -64,7 +53,7 @@ std::string raw_request(const std::string& endpoint, const std::vector<std::stri
     return out;
 }
 
-json call(const HostileServer& s, const json& body) { return proto::call(s.endpoint, body, {test::munge_socket(), 5000}); }
+json call(const RunningServer& s, const json& body) { return proto::call(s.endpoint, body, {test::munge_socket(), 5000}); }
 
 json place_body(std::int64_t job_id) {
     return {{"op", "place"}, {"job_id", job_id}, {"node", "n1"}, {"slots", 1}, {"mode", "bind"}};
@@ -77,7 +66,7 @@ struct Snapshot {
     std::int64_t history;
     bool operator==(const Snapshot&) const = default;
 };
-Snapshot snapshot(const HostileServer& s) {
+Snapshot snapshot(const RunningServer& s) {
     json status = call(s, {{"op", "status"}})["status"];
     return {s.service.cluster().job_count(), s.service.counters().placements, status["jobs_in_history"].get<std::int64_t>()};
 }
@@ -85,7 +74,7 @@ Snapshot snapshot(const HostileServer& s) {
 }  // namespace
 
 TEST_CASE("server: oversized and malformed messages are refused with a clear error and change nothing") {
-    HostileServer s(config());
+    RunningServer s(config());
     REQUIRE(call(s, place_body(1))["gpus"].size() == 1);
     const Snapshot before = snapshot(s);
 
@@ -146,7 +135,7 @@ TEST_CASE("server: oversized and malformed messages are refused with a clear err
 }
 
 TEST_CASE("server: a client flooding place requests does not starve another client") {
-    HostileServer s(config());
+    RunningServer s(config());
     constexpr int kFlood = 1500;
     std::vector<std::string> flood;
     for (int i = 0; i < kFlood; ++i) flood.push_back(proto::seal_request(place_body(1000 + i), test::munge_socket()));

@@ -9,27 +9,15 @@
 #include "proto/client.hpp"
 #include "proto/envelope.hpp"
 #include "proto/errors.hpp"
+#include "tests/unit/running_server.hpp"
 #include "tests/unit/test_env.hpp"
 
 using namespace coloc;
 using proto::json;
+using test::RunningServer;
 
 namespace {
 
-// colocd's server on a private ipc socket, serving from a thread for the length of a test.
-struct RunningServer {
-    std::string endpoint = "ipc://" + test::scratch("colocd.sock");
-    daemon::Service service;
-    daemon::Server server{{endpoint}};
-    std::atomic<bool> stop{false};
-    std::thread thread{[this] { server.run(service, stop, 20); }};
-
-    explicit RunningServer(daemon::Config c) : service(std::move(c)) {}
-    ~RunningServer() {
-        stop = true;
-        thread.join();
-    }
-};
 
 daemon::Config config() {
     daemon::Config c = daemon::parse_config(R"(node_types: { quad: { gpus: 4, slots_per_gpu: 2 } }

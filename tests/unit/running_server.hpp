@@ -1,0 +1,28 @@
+// colocd's server on a private ipc socket, serving from a thread for the length of a test.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "daemon/server.hpp"
+#include "daemon/service.hpp"
+#include "tests/unit/test_env.hpp"
+
+namespace coloc::test {
+
+struct RunningServer {
+    std::string endpoint = "ipc://" + scratch("colocd.sock");
+    daemon::Service service;
+    daemon::Server server{{endpoint}};
+    std::atomic<bool> stop{false};
+    std::thread thread{[this] { server.run(service, stop, 20); }};
+
+    explicit RunningServer(daemon::Config c) : service(std::move(c)) {}
+    ~RunningServer() {
+        stop = true;
+        thread.join();
+    }
+};
+
+}  // namespace coloc::test
