@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
         // 6. serve until told to stop
         server.run(service, g_stop, 200, metrics.get());
         log_info("stopping");
+        service.store_before_stop();
     } catch (const std::exception& e) {
         log_error(e.what());
         return 1;

@@ -199,7 +199,8 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     if (!root.IsDefined() || root.IsNull()) throw ConfigError(name + ": the file is empty");
     r.only_keys(root, "", {"listen", "database", "pidfile", "munge_socket", "credential_max_age_s", "admins",
                            "slurm_user", "model", "profiles", "explain_candidates", "metrics_port",
-                           "metrics_address", "reconcile_interval_s", "partitions",
+                           "metrics_address", "reconcile_interval_s", "database_backlog_max",
+                           "database_retry_s", "database_retry_max_s", "partitions",
                            "default_mode", "node_types", "nodes", "steering"});
     if (root["listen"]) cfg.listen = r.str_list(root["listen"], "listen");
     if (cfg.listen.empty()) r.fail(root["listen"], "listen", "needs at least one endpoint");
@@ -225,6 +226,18 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     if (root["metrics_address"]) cfg.metrics_address = r.str(root["metrics_address"], "metrics_address");
     if (root["reconcile_interval_s"])
         cfg.reconcile_interval_s = r.integer(root["reconcile_interval_s"], "reconcile_interval_s", 0, 86400);
+    if (root["database_backlog_max"])
+        cfg.database_backlog_max = static_cast<std::size_t>(
+            r.integer(root["database_backlog_max"], "database_backlog_max", 1, 10000000));
+    if (root["database_retry_s"])
+        cfg.database_retry_s = r.integer(root["database_retry_s"], "database_retry_s", 1, 3600);
+    if (root["database_retry_max_s"])
+        cfg.database_retry_max_s = r.integer(root["database_retry_max_s"], "database_retry_max_s", 1, 86400);
+    if (cfg.database_retry_max_s < cfg.database_retry_s)
+        r.fail(root["database_retry_max_s"] ? root["database_retry_max_s"] : root["database_retry_s"],
+               "database_retry_max_s",
+               std::to_string(cfg.database_retry_max_s) + " is less than database_retry_s (" +
+                   std::to_string(cfg.database_retry_s) + ")");
     if (root["default_mode"]) cfg.default_mode = r.mode(root["default_mode"], "default_mode");
     if (root["partitions"]) {
         const YAML::Node& parts = root["partitions"];

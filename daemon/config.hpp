@@ -2,6 +2,7 @@
 // the cluster is made of. Every error names the file, the line and the key.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -30,6 +31,11 @@ struct Config {
     int metrics_port = 0;                                    // Prometheus over HTTP, 0 = off
     std::string metrics_address = "127.0.0.1";
     int reconcile_interval_s = 60;                           // ask Slurm what runs; 0 = never
+    // While the database cannot be written: history records kept in memory at most, and the
+    // first and the longest wait between tries to store them.
+    std::size_t database_backlog_max = 100000;
+    int database_retry_s = 1;
+    int database_retry_max_s = 30;
     std::map<std::string, GpuMode> partition_modes;
     GpuMode default_mode = GpuMode::Narrow;
     std::map<std::string, GpuMode> node_modes;               // per node, from `nodes: mode:`

@@ -25,7 +25,8 @@ std::string cell(const std::string& field, const json& value) {
     if (value.is_string()) return value.get<std::string>();
     if (value.is_boolean()) return value.get<bool>() ? "yes" : "no";
     if (value.is_number_integer() &&
-        (field == "start" || field == "end" || field == "submit" || field == "started" || field == "created"))
+        (field == "start" || field == "end" || field == "submit" || field == "started" || field == "created" ||
+         field == "database_last_retry"))
         return iso_time(value.get<std::int64_t>());
     if (value.is_number_float()) {
         char buf[32];

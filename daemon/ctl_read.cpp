@@ -68,7 +68,9 @@ void add_status_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
         static const std::vector<std::string> order = {
             "version", "config", "database", "schema_version", "listen", "model", "profiles", "started", "uptime_s",
             "nodes", "gpus", "slots", "slots_used", "running_jobs", "jobs_in_history", "requests", "refused",
-            "auth_refused", "placements", "reused", "adopted", "ended", "observations"};
+            "auth_refused", "placements", "reused", "adopted", "ended", "observations", "database_state",
+            "database_backlog", "database_backlog_max", "database_backlog_oldest_s", "database_last_error",
+            "database_last_retry", "database_write_failures", "database_written_late"};
         std::vector<std::string> keys = order;
         for (const auto& [k, v] : s.items())
             if (std::find(order.begin(), order.end(), k) == order.end()) keys.push_back(k);

@@ -137,7 +137,13 @@ std::string render_metrics(const MetricsSnapshot& s) {
     w.scalar("coloc_running_jobs", "gauge", "Jobs colocd counts as running.", s.running_jobs);
     w.scalar("coloc_gpu_slots_used", "gauge", "GPU slots held by running jobs.", s.slots_used);
     w.scalar("coloc_gpu_slots", "gauge", "GPU slots on all nodes (GPUs times slots per GPU).", s.slots_total);
-    w.scalar("coloc_database_backlog", "gauge", "History writes not yet committed.", s.database_backlog);
+    w.scalar("coloc_database_backlog", "gauge",
+             "History records queued because the database cannot be written, not yet stored.", s.database_backlog);
+    w.scalar("coloc_database_write_failures_total", "counter",
+             "Writes and retries that failed because the database could not be written (full, locked, read-only).",
+             s.database_write_failures);
+    w.scalar("coloc_database_written_late_total", "counter", "Queued history records stored later.",
+             s.database_written_late);
 
     w.family("coloc_request_duration_seconds", "histogram", "Time colocd took to answer a request, by op.");
     for (const auto& [op, h] : s.request_seconds_by_op)

@@ -63,7 +63,11 @@ struct MetricsSnapshot {
     std::int64_t running_jobs = 0;
     std::int64_t slots_used = 0;
     std::int64_t slots_total = 0;
-    std::int64_t database_backlog = 0;  // writes not yet committed
+    std::int64_t database_backlog = 0;  // history records queued, not yet stored
+
+    // Counters of the database's trouble.
+    std::int64_t database_write_failures = 0;  // writes and retries that failed for write trouble
+    std::int64_t database_written_late = 0;    // queued records stored later
 
     // Histograms. Keys of the per-op map become the `op` label: keep them to known ops.
     std::map<std::string, Histogram> request_seconds_by_op;

@@ -55,7 +55,7 @@ const Service::Route Service::kRoutes[] = {
 Service::Service(Config config)
     : cfg_(std::move(config)),
       access_(cfg_.admins, cfg_.slurm_user),
-      store_(cfg_.database),
+      store_(cfg_.database, false, {cfg_.database_backlog_max, cfg_.database_retry_s, cfg_.database_retry_max_s}),
       catalogue_(load_catalogue(cfg_.profiles)),
       model_(model::make_model(cfg_.model, catalogue_)),
       policy_(*model_),
@@ -80,11 +80,13 @@ void Service::load_learned_params() {
 
 Service::~Service() = default;
 
-std::string Service::handle(std::string_view bytes) {
+std::string Service::handle(std::string_view bytes) { return handle_round({bytes}).front(); }
+
+json Service::answer(std::string_view bytes) {
     ++counters_.requests;
     const auto t0 = std::chrono::steady_clock::now();
     std::string op = "unknown";  // only known ops become metric labels
-    auto timed = [&](std::string reply) {
+    auto timed = [&](json reply) {
         auto& h = metrics_.request_seconds_by_op.try_emplace(op, latency_histogram()).first->second;
         h.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         return reply;
@@ -104,21 +106,25 @@ std::string Service::handle(std::string_view bytes) {
             ++counters_.auth_refused;
             throw;
         }
-        return timed(proto::ok_reply((this->*(route->handler))(req, who)));
+        return timed(proto::ok_reply_object((this->*(route->handler))(req, who)));
     } catch (const ProtoError& e) {
         ++counters_.refused;
         if (e.code() == code::kAuthMissing) ++counters_.auth_refused;
         log_debug("refused: " + e.code() + ": " + e.what());
         ++metrics_.refused_by_code[e.code()];
-        return timed(proto::error_reply(e.code(), e.what()));
+        return timed(proto::error_reply_object(e.code(), e.what()));
+    } catch (const BacklogFull& e) {
+        ++counters_.refused;
+        ++metrics_.refused_by_code[code::kUnavailable];
+        return timed(proto::error_reply_object(code::kUnavailable, e.what()));
     } catch (const StoreError& e) {
         ++counters_.refused;
         ++metrics_.refused_by_code[code::kInternal];
-        return timed(proto::error_reply(code::kInternal, std::string("database: ") + e.what()));
+        return timed(proto::error_reply_object(code::kInternal, std::string("database: ") + e.what()));
     } catch (const std::exception& e) {
         ++counters_.refused;
         ++metrics_.refused_by_code[code::kInternal];
-        return timed(proto::error_reply(code::kInternal, e.what()));
+        return timed(proto::error_reply_object(code::kInternal, e.what()));
     }
 }
 
@@ -214,7 +220,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     for (const PlacementRow& p : store_.placements_of(r.job_id))
         if (p.node == r.node) {
             ++counters_.reused;
-            proto::PlaceReply reply{p.decision, p.mode, p.gpus, p.predicted_slowdown, true};
+            proto::PlaceReply reply{p.decision, p.mode, p.gpus, p.predicted_slowdown, true, ""};
             return reply.to_json();
         }
 
@@ -293,7 +299,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
         opened.push_back({r.job_id, static_cast<std::int64_t>(other), r.node, model::to_string(s), now, std::nullopt});
     }
 
-    store_.record_placement(job, row, opened);  // committed before anything is acknowledged
+    store_.record_placement(job, row, opened);  // stored or queued before anything is acknowledged
     record_steering_advice(row.decision, r.job_id, r.node, *profile);
     occupy(r.job_id, r.profile, node, gpus, /*enforce_slots=*/mode == GpuMode::Bind, now);
     ++counters_.placements;
@@ -301,7 +307,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" +
              row.mode + ", decision " + std::to_string(row.decision) + ", predicted slowdown " +
              std::to_string(row.predicted_slowdown) + ")");
-    proto::PlaceReply reply{row.decision, row.mode, gpus, row.predicted_slowdown, false};
+    proto::PlaceReply reply{row.decision, row.mode, gpus, row.predicted_slowdown, false, ""};
     return reply.to_json();
 }
 
@@ -357,6 +363,7 @@ json Service::on_status(const proto::Request&, const proto::Identity&) {
         {"observations", counters_.observations},
         {"steering", steering_.enabled() ? "on" : "off"},
     };
+    store_status(status);
     reconcile_status(status);
     return {{"status", status}};
 }
@@ -513,6 +520,9 @@ MetricsSnapshot Service::metrics() const {
     m.observations = counters_.observations;
     m.auth_refused = counters_.auth_refused;
     m.running_jobs = static_cast<std::int64_t>(cluster_.job_count());
+    m.database_backlog = static_cast<std::int64_t>(store_.backlog().size());
+    m.database_write_failures = store_.backlog().write_failures();
+    m.database_written_late = store_.backlog().written_late();
     std::tie(m.slots_total, m.slots_used) = slot_totals();
     return m;
 }

@@ -43,12 +43,21 @@ public:
     explicit Service(Config config);
     ~Service();
 
-    // Handles one request's bytes and returns the reply's bytes. Never throws.
+    // Handles one request's bytes and returns the reply's bytes (a round of one). Never throws.
     std::string handle(std::string_view bytes);
     // Group commit: handles the requests of one poll round with their writes in one transaction
-    // and returns their replies, in order, once it has committed. When the commit fails nothing
-    // of the round is acknowledged and the state in memory goes back to what is stored.
+    // and returns their replies, in order, once it has committed; each ok reply that wrote says
+    // "durability": "stored". When the database cannot be written (disk full, locked,
+    // read-only...) the round's writes join the store's backlog instead, what was decided stays
+    // in memory, and the replies say "queued" (daemon/store_durability.cpp). When the commit
+    // fails for another reason nothing of the round is acknowledged and the state in memory goes
+    // back to what is stored.
     std::vector<std::string> handle_round(const std::vector<std::string_view>& requests);
+    // Between rounds: stores the backlog when a retry is due.
+    void retry_store();
+    // On a graceful stop: a last try to store the backlog; logs what is lost. Returns the
+    // records that could not be stored.
+    std::size_t store_before_stop();
     // Between requests: picks up Slurm's answer for reconciliation and applies it, and starts
     // the next query when one is due (daemon/service_reconcile.cpp). Never waits for Slurm.
     void tick();
@@ -67,6 +76,7 @@ public:
     void steer();
 
     const Config& config() const { return cfg_; }
+    Store& store() { return store_; }
     const place::ClusterState& cluster() const { return cluster_; }
     const Counters& counters() const { return counters_; }
     // What `colocctl metrics` and the HTTP endpoint show.
@@ -80,6 +90,7 @@ private:
     };
     static const Route kRoutes[];
 
+    proto::json answer(std::string_view bytes);  // the reply object, ok or error
     proto::json on_place(const proto::Request&, const proto::Identity&);
     proto::json on_started(const proto::Request&, const proto::Identity&);
     proto::json on_ended(const proto::Request&, const proto::Identity&);
@@ -118,6 +129,7 @@ private:
     ReconcileRunner reconciler_{cfg_.reconcile_interval_s};
     ReconcileSummary last_reconcile_;
     void reconcile_status(proto::json& status) const;
+    void store_status(proto::json& status) const;
     // Node steering (daemon/service_steering.cpp): the writer exists once steering was on.
     Steering steering_{make_steering(cfg_, catalogue_)};
     std::unique_ptr<SlurmNodeWriter> node_writer_;

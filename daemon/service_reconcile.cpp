@@ -29,6 +29,7 @@ void Service::tick() {
 }
 
 Service::ReconcileSummary Service::reconcile(const SlurmSnapshot& slurm) {
+    store_.begin_unit();  // a full backlog refuses its first write, before anything changed
     std::vector<OpenPlacement> open;
     for (const PlacementRow& p : store_.open_placements()) open.push_back({p.job_id, p.node, p.created});
     auto recorded = [this](std::int64_t job, const std::string& node) {

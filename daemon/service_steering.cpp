@@ -26,10 +26,6 @@ std::int64_t steady_ms() {
 // (three probes), so a pass holds requests up for ~10 ms however large the cluster.
 constexpr int kSteeringNodesPerCall = 64;
 
-// Beside the versioned schema: a table only steering reads and writes, made when first needed.
-constexpr const char* kInsertAdvice = "INSERT OR REPLACE INTO steering_advice (decision, job_id, node, advice) VALUES (?, ?, ?, ?)";
-constexpr const char* kSelectAdvice = "SELECT advice FROM steering_advice WHERE decision = ?";
-
 }  // namespace
 
 Steering Service::make_steering(const Config& cfg, const model::ProfileCatalogue& catalogue) {
@@ -107,15 +103,13 @@ void Service::record_steering_advice(std::int64_t decision, std::int64_t job_id,
                    {"least_extra_weight", least < 0 ? 0 : least},
                    {"followed", !mine || least < 0 || mine->extra_weight <= least},
                    {"features", mine ? mine->features : std::vector<std::string>{}}};
-    Statement insert(store_.db().handle(), kInsertAdvice);
-    insert.bind(1, decision).bind(2, job_id).bind(3, node).bind(4, advice.dump()).run();
+    store_.record_steering_advice(decision, job_id, node, advice.dump());
 }
 
 json Service::steering_advice_of(std::int64_t decision) {
-    Statement select(store_.db().handle(), kSelectAdvice);
-    select.bind(1, decision);
-    if (!select.step()) return nullptr;
-    json advice = json::parse(select.text(0), nullptr, false);
+    const std::optional<std::string> stored = store_.steering_advice(decision);
+    if (!stored) return nullptr;
+    json advice = json::parse(*stored, nullptr, false);
     return advice.is_discarded() ? json(nullptr) : advice;
 }
 

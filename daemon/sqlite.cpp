@@ -4,10 +4,25 @@
 
 namespace coloc::daemon {
 
+bool StoreError::write_trouble() const {
+    switch (code_) {
+        case SQLITE_FULL:
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+        case SQLITE_READONLY:
+        case SQLITE_IOERR:
+        case SQLITE_CANTOPEN:
+        case SQLITE_PROTOCOL:
+            return true;
+        default:
+            return false;
+    }
+}
+
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
     int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
     if (rc != SQLITE_OK)
-        throw StoreError("cannot prepare '" + std::string(sql.substr(0, 60)) + "': " + sqlite3_errmsg(db));
+        throw StoreError("cannot prepare '" + std::string(sql.substr(0, 60)) + "': " + sqlite3_errmsg(db), rc);
 }
 
 Statement::~Statement() {
@@ -28,7 +43,7 @@ Statement& Statement::operator=(Statement&& o) noexcept {
 void Statement::check(int rc, const char* what) const {
     if (rc != SQLITE_OK)
         throw StoreError(std::string(what) + " failed for '" + std::string(sqlite3_sql(stmt_)).substr(0, 60) +
-                         "': " + sqlite3_errmsg(db_));
+                         "': " + sqlite3_errmsg(db_), rc);
 }
 
 Statement& Statement::reset() {
@@ -63,7 +78,7 @@ bool Statement::step() {
     if (rc == SQLITE_DONE) return false;
     std::string why = sqlite3_errmsg(db_);
     sqlite3_reset(stmt_);
-    throw StoreError("'" + std::string(sqlite3_sql(stmt_)).substr(0, 60) + "' failed: " + why);
+    throw StoreError("'" + std::string(sqlite3_sql(stmt_)).substr(0, 60) + "' failed: " + why, rc);
 }
 
 void Statement::run() {
@@ -82,7 +97,7 @@ Database::Database(const std::string& path) {
     if (rc != SQLITE_OK) {
         std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
         if (db_) sqlite3_close(db_);
-        throw StoreError("cannot open database " + path + ": " + why);
+        throw StoreError("cannot open database " + path + ": " + why, rc);
     }
     sqlite3_busy_timeout(db_, 2000);
 }
@@ -93,10 +108,10 @@ Database::~Database() {
 
 void Database::exec(const std::string& sql) {
     char* err = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    if (int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err); rc != SQLITE_OK) {
         std::string why = err ? err : "unknown error";
         sqlite3_free(err);
-        throw StoreError("'" + sql.substr(0, 60) + "' failed: " + why);
+        throw StoreError("'" + sql.substr(0, 60) + "' failed: " + why, rc);
     }
 }
 

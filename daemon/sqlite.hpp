@@ -12,7 +12,16 @@ namespace coloc::daemon {
 
 class StoreError : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit StoreError(const std::string& what, int sqlite_code = 0)
+        : std::runtime_error(what), code_(sqlite_code & 0xff) {}
+    // SQLite's primary result code (SQLITE_FULL, SQLITE_BUSY...); 0 when SQLite gave none.
+    int code() const { return code_; }
+    // The database cannot take writes now (disk full, locked, read-only, I/O error): the write
+    // itself is fine and may succeed later, unlike a broken constraint or a bad statement.
+    bool write_trouble() const;
+
+private:
+    int code_ = 0;
 };
 
 class Statement {
@@ -57,6 +66,8 @@ public:
     sqlite3* handle() const { return db_; }
     void exec(const std::string& sql);
     std::int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+    void set_busy_timeout(int ms) { sqlite3_busy_timeout(db_, ms); }
+    bool in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
 private:
     sqlite3* db_ = nullptr;

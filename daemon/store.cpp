@@ -87,8 +87,14 @@ INSERT INTO jobs (job_id, uid, user, job_name, partition, profile, first_seen, s
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
 ON CONFLICT (job_id) DO UPDATE SET state = CASE WHEN jobs.state = 'ended' THEN jobs.state ELSE excluded.state END)";
 constexpr const char* kInsertPlacement = R"(
-INSERT INTO placements (job_id, node, mode, gpus, predicted_slowdown, source, created, alternatives)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))";
+INSERT INTO placements (decision, job_id, node, mode, gpus, predicted_slowdown, source, created, alternatives)
+VALUES (?9, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))";
+// The next decision id: AUTOINCREMENT's counter, so that no id is ever given twice.
+constexpr const char* kNextDecision = R"(
+SELECT max(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'placements'), 0),
+           COALESCE((SELECT max(decision) FROM placements), 0)) + 1)";
+constexpr const char* kInsertAdvice =
+    "INSERT OR REPLACE INTO steering_advice (decision, job_id, node, advice) VALUES (?1, ?2, ?3, ?4)";
 constexpr const char* kInsertColocation = R"(
 INSERT INTO colocations (job_a, job_b, node, sharing, start) VALUES (?1, ?2, ?3, ?4, ?5))";
 constexpr const char* kMarkStarted = R"(
@@ -112,7 +118,8 @@ constexpr const char* kPlacementColumns =
 struct Store::Statements {
     Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement,
         close_colocations, end_job, end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements,
-        colocations_of, count_jobs, save_params, load_params, insert_observation, count_observations;
+        colocations_of, count_jobs, save_params, load_params, insert_observation, count_observations,
+        insert_advice, select_advice;
 
     explicit Statements(sqlite3* db)
         : upsert_job(db, sql::kUpsertJob),
@@ -138,7 +145,9 @@ struct Store::Statements {
                           "ON CONFLICT (name) DO UPDATE SET params = excluded.params, updated = excluded.updated"),
           load_params(db, "SELECT params FROM model_params WHERE name = ?1"),
           insert_observation(db, "INSERT INTO observations (job_id, time, iter_time_s, neighbours) VALUES (?1, ?2, ?3, ?4)"),
-          count_observations(db, "SELECT count(*) FROM observations") {}
+          count_observations(db, "SELECT count(*) FROM observations"),
+          insert_advice(db, sql::kInsertAdvice),
+          select_advice(db, "SELECT advice FROM steering_advice WHERE decision = ?1") {}
 };
 
 namespace {
@@ -189,13 +198,19 @@ PlacementRow read_placement(const Statement& s) {
 
 }  // namespace
 
-Store::Store(const std::string& path, bool synchronous_full) : db_(std::make_unique<Database>(path)) {
+const char* to_string(Durability d) { return d == Durability::Stored ? "stored" : "queued"; }
+
+Store::Store(const std::string& path, bool synchronous_full, BacklogSettings backlog)
+    : db_(std::make_unique<Database>(path)), backlog_(backlog) {
     db_->exec("PRAGMA journal_mode=WAL");
     // WAL with NORMAL survives a killed daemon; FULL also survives losing the host's power.
     db_->exec(synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
     db_->exec("PRAGMA foreign_keys=ON");
     migrate();
     st_ = std::make_unique<Statements>(db_->handle());
+    Statement next(db_->handle(), sql::kNextDecision);
+    next.step();
+    next_decision_ = next.int64(0);
 }
 
 Store::~Store() = default;
@@ -221,50 +236,78 @@ void Store::migrate() {
 }
 
 void Store::record_placement(const JobRow& job, PlacementRow& placement, const std::vector<ColocationRow>& opened) {
-    Transaction tx(*db_);
-    st_->upsert_job.reset()
-        .bind(1, job.job_id).bind(2, job.uid).bind(3, job.user).bind(4, job.job_name)
-        .bind(5, job.partition).bind(6, job.profile).bind(7, job.first_seen).bind(8, job.state)
-        .run();
-    st_->insert_placement.reset()
-        .bind(1, placement.job_id).bind(2, placement.node).bind(3, placement.mode)
-        .bind(4, gpus_text(placement.gpus)).bind(5, placement.predicted_slowdown).bind(6, placement.source)
-        .bind(7, placement.created).bind(8, placement.alternatives)
-        .run();
-    placement.decision = db_->last_insert_rowid();
-    for (const auto& c : opened)
-        st_->insert_colocation.reset()
-            .bind(1, c.job_a).bind(2, c.job_b).bind(3, c.node).bind(4, c.sharing).bind(5, c.start)
-            .run();
-    tx.commit();
+    placement.decision = next_decision_++;
+    write(PlacementWrite{job, placement, opened});
 }
 
-void Store::record_started(std::int64_t job_id, std::int64_t time) {
-    Transaction tx(*db_);
-    st_->mark_started.reset().bind(1, job_id).bind(2, time).run();
-    tx.commit();
-}
+void Store::record_started(std::int64_t job_id, std::int64_t time) { write(StartedWrite{job_id, time}); }
 
 void Store::record_ended(std::int64_t job_id, const std::string& node, std::int64_t time, int exit_status,
                          double elapsed_s, bool job_done) {
-    Transaction tx(*db_);
-    st_->close_placement.reset().bind(1, job_id).bind(2, node).bind(3, time).run();
-    st_->close_colocations.reset().bind(1, job_id).bind(2, node).bind(3, time).run();
-    if (job_done) st_->end_job.reset().bind(1, job_id).bind(2, time).bind(3, exit_status).bind(4, elapsed_s).run();
-    tx.commit();
+    write(EndedWrite{job_id, node, time, exit_status, elapsed_s, job_done});
 }
 
 void Store::record_closed_by_colocd(std::int64_t job_id, const std::string& node, std::int64_t time,
                                     std::optional<int> exit_status, bool job_done, const std::string& reason) {
-    Transaction tx(*db_);
-    st_->close_placement.reset().bind(1, job_id).bind(2, node).bind(3, time).run();
-    st_->close_colocations.reset().bind(1, job_id).bind(2, node).bind(3, time).run();
-    if (job_done) {
-        auto& s = st_->end_job_by_colocd.reset().bind(1, job_id).bind(2, time).bind(4, reason);
-        if (exit_status) s.bind(3, *exit_status);
-        s.run();
+    write(ClosedWrite{job_id, node, time, exit_status, job_done, reason});
+}
+
+void Store::record_steering_advice(std::int64_t decision, std::int64_t job_id, const std::string& node,
+                                   const std::string& advice_json) {
+    write(AdviceWrite{decision, job_id, node, advice_json});
+}
+
+void Store::save_model_params(const std::string& name, const std::string& json, std::int64_t time) {
+    write(ParamsWrite{name, json, time});
+}
+
+void Store::record_observation(std::int64_t job_id, std::int64_t time, double iter_time_s,
+                               const std::string& neighbours_json, const std::string& model_name,
+                               const std::string& params_json) {
+    write(ObservationWrite{job_id, time, iter_time_s, neighbours_json, model_name, params_json});
+}
+
+void Store::apply(const StoreWrite& write) {
+    if (const auto* w = std::get_if<PlacementWrite>(&write)) {
+        const JobRow& job = w->job;
+        const PlacementRow& placement = w->placement;
+        st_->upsert_job.reset()
+            .bind(1, job.job_id).bind(2, job.uid).bind(3, job.user).bind(4, job.job_name)
+            .bind(5, job.partition).bind(6, job.profile).bind(7, job.first_seen).bind(8, job.state)
+            .run();
+        st_->insert_placement.reset()
+            .bind(1, placement.job_id).bind(2, placement.node).bind(3, placement.mode)
+            .bind(4, gpus_text(placement.gpus)).bind(5, placement.predicted_slowdown).bind(6, placement.source)
+            .bind(7, placement.created).bind(8, placement.alternatives).bind(9, placement.decision)
+            .run();
+        for (const auto& c : w->opened)
+            st_->insert_colocation.reset()
+                .bind(1, c.job_a).bind(2, c.job_b).bind(3, c.node).bind(4, c.sharing).bind(5, c.start)
+                .run();
+    } else if (const auto* s = std::get_if<StartedWrite>(&write)) {
+        st_->mark_started.reset().bind(1, s->job_id).bind(2, s->time).run();
+    } else if (const auto* e = std::get_if<EndedWrite>(&write)) {
+        st_->close_placement.reset().bind(1, e->job_id).bind(2, e->node).bind(3, e->time).run();
+        st_->close_colocations.reset().bind(1, e->job_id).bind(2, e->node).bind(3, e->time).run();
+        if (e->job_done)
+            st_->end_job.reset().bind(1, e->job_id).bind(2, e->time).bind(3, e->exit_status).bind(4, e->elapsed_s).run();
+    } else if (const auto* c = std::get_if<ClosedWrite>(&write)) {
+        st_->close_placement.reset().bind(1, c->job_id).bind(2, c->node).bind(3, c->time).run();
+        st_->close_colocations.reset().bind(1, c->job_id).bind(2, c->node).bind(3, c->time).run();
+        if (c->job_done) {
+            auto& s = st_->end_job_by_colocd.reset().bind(1, c->job_id).bind(2, c->time).bind(4, c->reason);
+            if (c->exit_status) s.bind(3, *c->exit_status);
+            s.run();
+        }
+    } else if (const auto* p = std::get_if<ParamsWrite>(&write)) {
+        st_->save_params.reset().bind(1, p->name).bind(2, p->json).bind(3, p->time).run();
+    } else if (const auto* o = std::get_if<ObservationWrite>(&write)) {
+        st_->insert_observation.reset().bind(1, o->job_id).bind(2, o->time).bind(3, o->iter_time_s)
+            .bind(4, o->neighbours_json).run();
+        st_->save_params.reset().bind(1, o->model_name).bind(2, o->params_json).bind(3, o->time).run();
+    } else if (const auto* a = std::get_if<AdviceWrite>(&write)) {
+        st_->insert_advice.reset().bind(1, a->decision).bind(2, a->job_id).bind(3, a->node).bind(4, a->advice).run();
     }
-    tx.commit();
 }
 
 std::optional<JobRow> Store::job(std::int64_t job_id) {
@@ -272,6 +315,7 @@ std::optional<JobRow> Store::job(std::int64_t job_id) {
     std::optional<JobRow> out;
     if (s.step()) out = read_job(s);
     s.reset();
+    backlog_.overlay_job(job_id, out);
     return out;
 }
 
@@ -286,6 +330,7 @@ std::vector<PlacementRow> Store::placements_of(std::int64_t job_id) {
     auto& s = st_->placements_of.reset().bind(1, job_id);
     std::vector<PlacementRow> out;
     while (s.step()) out.push_back(read_placement(s));
+    backlog_.overlay_placements(job_id, out);
     return out;
 }
 
@@ -293,6 +338,7 @@ std::vector<PlacementRow> Store::open_placements() {
     auto& s = st_->open_placements.reset();
     std::vector<PlacementRow> out;
     while (s.step()) out.push_back(read_placement(s));
+    backlog_.overlay_open_placements(out);
     return out;
 }
 
@@ -320,21 +366,6 @@ std::int64_t Store::count_jobs() {
     return n;
 }
 
-void Store::save_model_params(const std::string& name, const std::string& json, std::int64_t time) {
-    Transaction tx(*db_);
-    st_->save_params.reset().bind(1, name).bind(2, json).bind(3, time).run();
-    tx.commit();
-}
-
-void Store::record_observation(std::int64_t job_id, std::int64_t time, double iter_time_s,
-                               const std::string& neighbours_json, const std::string& model_name,
-                               const std::string& params_json) {
-    Transaction tx(*db_);
-    st_->insert_observation.reset().bind(1, job_id).bind(2, time).bind(3, iter_time_s).bind(4, neighbours_json).run();
-    st_->save_params.reset().bind(1, model_name).bind(2, params_json).bind(3, time).run();
-    tx.commit();
-}
-
 std::int64_t Store::count_observations() {
     auto& s = st_->count_observations.reset();
     s.step();
@@ -348,6 +379,16 @@ std::optional<std::string> Store::load_model_params(const std::string& name) {
     std::optional<std::string> out;
     if (s.step()) out = s.text(0);
     s.reset();
+    backlog_.overlay_params(name, out);
+    return out;
+}
+
+std::optional<std::string> Store::steering_advice(std::int64_t decision) {
+    auto& s = st_->select_advice.reset().bind(1, decision);
+    std::optional<std::string> out;
+    if (s.step()) out = s.text(0);
+    s.reset();
+    backlog_.overlay_advice(decision, out);
     return out;
 }
 

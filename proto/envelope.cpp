@@ -54,15 +54,20 @@ Request open_request(std::string_view bytes) {
     return req;
 }
 
-std::string ok_reply(json fields) {
+json ok_reply_object(json fields) {
     fields["v"] = kVersion;
     fields["ok"] = true;
-    return fields.dump();
+    return fields;
 }
 
+json error_reply_object(const std::string& code, const std::string& message) {
+    return {{"v", kVersion}, {"ok", false}, {"error", {{"code", code}, {"message", message}}}};
+}
+
+std::string ok_reply(json fields) { return ok_reply_object(std::move(fields)).dump(); }
+
 std::string error_reply(const std::string& code, const std::string& message) {
-    json r = {{"v", kVersion}, {"ok", false}, {"error", {{"code", code}, {"message", message}}}};
-    return r.dump();
+    return error_reply_object(code, message).dump();
 }
 
 json open_reply(std::string_view bytes) {

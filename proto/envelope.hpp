@@ -33,6 +33,9 @@ Request open_request(std::string_view bytes);
 
 std::string ok_reply(json fields = json::object());
 std::string error_reply(const std::string& code, const std::string& message);
+// The same as objects, for a server that adds to a reply before it sends it.
+json ok_reply_object(json fields = json::object());
+json error_reply_object(const std::string& code, const std::string& message);
 
 // Client side: returns the reply object; throws ProtoError with the server's code when it
 // says ok:false, and bad_json / bad_version when the reply is not one of ours.

@@ -22,7 +22,9 @@ inline constexpr const char* kForbidden = "forbidden";
 inline constexpr const char* kNotFound = "not_found";
 inline constexpr const char* kNoCapacity = "no_capacity";
 inline constexpr const char* kInternal = "internal";
-inline constexpr const char* kUnavailable = "unavailable";  // client side: no answer in time
+// Client side: no answer in time; colocd: it cannot take the request now (its database cannot
+// be written and the backlog of writes is full); the plugin falls back as when colocd is away.
+inline constexpr const char* kUnavailable = "unavailable";
 }  // namespace code
 
 class ProtoError : public std::runtime_error {

@@ -76,8 +76,10 @@ PlaceRequest PlaceRequest::from_json(const json& body) {
 }
 
 json PlaceReply::to_json() const {
-    return {{"decision", decision}, {"mode", mode}, {"gpus", gpus},
-            {"predicted_slowdown", predicted_slowdown}, {"reused", reused}};
+    json j = {{"decision", decision}, {"mode", mode}, {"gpus", gpus},
+              {"predicted_slowdown", predicted_slowdown}, {"reused", reused}};
+    if (!durability.empty()) j[kDurability] = durability;
+    return j;
 }
 
 PlaceReply PlaceReply::from_json(const json& reply) {
@@ -87,6 +89,7 @@ PlaceReply PlaceReply::from_json(const json& reply) {
     r.gpus = get_int_list_or(reply, "gpus", 0, kMaxGpuIndex, 64);
     r.predicted_slowdown = get_number_or(reply, "predicted_slowdown", 1.0, 0.0, 1e6);
     r.reused = get_bool_or(reply, "reused", false);
+    r.durability = get_enum_or(reply, kDurability, {"", kStored, kQueued}, "");
     return r;
 }
 

@@ -48,12 +48,21 @@ struct PlaceRequest {
     static PlaceRequest from_json(const json& body);
 };
 
+// Every ok reply to a request that wrote to colocd's history carries "durability": "stored"
+// (committed) or "queued" (colocd's database cannot be written now: colocd keeps the write in a
+// bounded backlog and stores it, in order, once it can; a queued write is lost if colocd stops
+// before that). Replies that wrote nothing, and replies of older colocds, have no such field.
+inline constexpr const char* kDurability = "durability";
+inline constexpr const char* kStored = "stored";
+inline constexpr const char* kQueued = "queued";
+
 struct PlaceReply {
     std::int64_t decision = 0;
     std::string mode;
     std::vector<int> gpus;
     double predicted_slowdown = 1.0;
     bool reused = false;  // an earlier decision for the same job and node
+    std::string durability;  // stored | queued | empty: nothing written (reused) or an older colocd
 
     json to_json() const;
     static PlaceReply from_json(const json& reply);
