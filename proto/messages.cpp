@@ -89,7 +89,7 @@ PlaceReply PlaceReply::from_json(const json& reply) {
     r.gpus = get_int_list_or(reply, "gpus", 0, kMaxGpuIndex, 64);
     r.predicted_slowdown = get_number_or(reply, "predicted_slowdown", 1.0, 0.0, 1e6);
     r.reused = get_bool_or(reply, "reused", false);
-    r.durability = get_enum_or(reply, kDurability, {"", kStored, kQueued}, "");
+    r.durability = get_enum_or(reply, kDurability, {kStored, kQueued}, "");
     return r;
 }
 

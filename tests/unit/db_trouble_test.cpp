@@ -41,7 +41,7 @@ json call(Service& s, json body) {
     return json::parse(s.handle(proto::seal_request(std::move(body), test::munge_socket())));
 }
 
-json place(Service& s, std::int64_t job) {
+json place_job(Service& s, std::int64_t job) {
     proto::PlaceRequest r;
     r.job_id = job;
     r.job_uid = 1000;
@@ -90,7 +90,7 @@ bool drained_within(Service& s, std::chrono::seconds limit) {
 TEST_CASE("db trouble: disk full (SQLITE_FULL): colocd places from memory, queues, and stores it all later in order") {
     const std::string db = test::scratch("full.db");
     Service s(trouble_config(db));
-    json first = place(s, 1);
+    json first = place_job(s, 1);
     REQUIRE(first["ok"] == true);
     CHECK(first["durability"] == "stored");
 
@@ -103,7 +103,7 @@ TEST_CASE("db trouble: disk full (SQLITE_FULL): colocd places from memory, queue
     std::int64_t job = 2;
     json r;
     for (; job < 200; ++job) {
-        r = place(s, job);
+        r = place_job(s, job);
         REQUIRE(r["ok"] == true);
         if (r["durability"] == "queued") break;
         CHECK(r["durability"] == "stored");
@@ -113,10 +113,10 @@ TEST_CASE("db trouble: disk full (SQLITE_FULL): colocd places from memory, queue
     CHECK(s.store().backlog().state().rfind("unwritable since ", 0) == 0);
 
     // Still placing, still remembering its own decisions while they are only in memory.
-    json more = place(s, job + 1);
+    json more = place_job(s, job + 1);
     CHECK(more["ok"] == true);
     CHECK(more["durability"] == "queued");
-    json again = place(s, job + 1);
+    json again = place_job(s, job + 1);
     CHECK(again["reused"] == true);
     CHECK(again["decision"] == more["decision"]);
     CHECK_FALSE(again.contains("durability"));  // nothing written
@@ -148,20 +148,20 @@ TEST_CASE("db trouble: disk full (SQLITE_FULL): colocd places from memory, queue
     CHECK(rows.back().second == more["decision"].get<std::int64_t>());
     CHECK(job_state(db, job + 1) == "ended");
     CHECK(job_state(db, first_queued) == "placed");
-    CHECK(place(s, job + 2)["durability"] == "stored");
+    CHECK(place_job(s, job + 2)["durability"] == "stored");
 }
 
 TEST_CASE("db trouble: locked by another process (SQLITE_BUSY): queued until the lock goes, then stored") {
     const std::string db = test::scratch("locked.db");
     Service s(trouble_config(db));
-    REQUIRE(place(s, 1)["durability"] == "stored");
+    REQUIRE(place_job(s, 1)["durability"] == "stored");
     Database other(db);
     other.exec("BEGIN EXCLUSIVE");
-    json r = place(s, 2);  // waits out the busy timeout once, then queues
+    json r = place_job(s, 2);  // waits out the busy timeout once, then queues
     CHECK(r["ok"] == true);
     CHECK(r["durability"] == "queued");
     const auto t0 = std::chrono::steady_clock::now();
-    CHECK(place(s, 3)["durability"] == "queued");
+    CHECK(place_job(s, 3)["durability"] == "queued");
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500));  // no second wait
     CHECK(status(s)["database_last_error"].get<std::string>().find("locked") != std::string::npos);
     s.retry_store();  // not due yet, or still locked: nothing lost either way
@@ -179,7 +179,7 @@ TEST_CASE("db trouble: read-only (SQLITE_READONLY through query_only) takes the 
     const std::string db = test::scratch("readonly.db");
     Service s(trouble_config(db));
     s.store().db().exec("PRAGMA query_only = 1");
-    json r = place(s, 7);
+    json r = place_job(s, 7);
     CHECK(r["ok"] == true);
     CHECK(r["durability"] == "queued");
     CHECK(status(s)["database_last_error"].get<std::string>().find("readonly") != std::string::npos);
@@ -193,8 +193,8 @@ TEST_CASE("db trouble: a full backlog refuses new writes as unavailable and keep
     Service s(trouble_config(db, 3));
     Database other(db);
     other.exec("BEGIN EXCLUSIVE");
-    for (std::int64_t job = 1; job <= 3; ++job) REQUIRE(place(s, job)["durability"] == "queued");
-    json refused = place(s, 4);
+    for (std::int64_t job = 1; job <= 3; ++job) REQUIRE(place_job(s, job)["durability"] == "queued");
+    json refused = place_job(s, 4);
     CHECK(refused["ok"] == false);
     CHECK(refused["error"]["code"] == "unavailable");
     const std::string why = refused["error"]["message"];
@@ -202,7 +202,7 @@ TEST_CASE("db trouble: a full backlog refuses new writes as unavailable and keep
     CHECK(why.find("backlog full (3 of 3 records)") != std::string::npos);
     CHECK(s.cluster().find(4) == nullptr);  // refused means not placed
     CHECK(ended(s, 1)["error"]["code"] == "unavailable");
-    CHECK(place(s, 2)["reused"] == true);  // writing nothing, it is still answered
+    CHECK(place_job(s, 2)["reused"] == true);  // writing nothing, it is still answered
     CHECK(s.store().backlog().size() == 3);
 
     other.exec("COMMIT");
@@ -210,7 +210,7 @@ TEST_CASE("db trouble: a full backlog refuses new writes as unavailable and keep
     auto rows = stored_placements(db);
     REQUIRE(rows.size() == 3);
     for (std::size_t i = 0; i < 3; ++i) CHECK(rows[i].first == static_cast<std::int64_t>(i + 1));
-    CHECK(place(s, 4)["durability"] == "stored");
+    CHECK(place_job(s, 4)["durability"] == "stored");
 }
 
 TEST_CASE("db trouble: a round that hits the trouble midway queues all of its writes, earlier ones first") {
@@ -249,8 +249,8 @@ TEST_CASE("db trouble: a stop with a backlog tries once more and says what is lo
     Service s(trouble_config(db));
     Database other(db);
     other.exec("BEGIN EXCLUSIVE");
-    REQUIRE(place(s, 1)["durability"] == "queued");
-    REQUIRE(place(s, 2)["durability"] == "queued");
+    REQUIRE(place_job(s, 1)["durability"] == "queued");
+    REQUIRE(place_job(s, 2)["durability"] == "queued");
     CHECK(s.store_before_stop() == 2);  // still locked: two records lost
     other.exec("COMMIT");
     CHECK(s.store_before_stop() == 0);  // a later try stores them

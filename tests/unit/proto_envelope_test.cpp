@@ -156,11 +156,17 @@ TEST_CASE("started, ended and reply messages round trip") {
     json be = e.to_json();
     be["elapsed_s"] = -1;
     CHECK(code_of([&] { EndedReport::from_json(be); }) == code::kBadField);
-    PlaceReply p{9, "bind", {2, 3}, 1.25, true};
+    PlaceReply p{9, "bind", {2, 3}, 1.25, true, "queued"};
     PlaceReply p2 = PlaceReply::from_json(p.to_json());
     CHECK(p2.decision == 9);
     CHECK(p2.gpus == std::vector<int>{2, 3});
     CHECK(p2.reused);
+    CHECK(p2.durability == "queued");
+    json older = p.to_json();  // an older colocd says nothing of durability
+    older.erase("durability");
+    CHECK(PlaceReply::from_json(older).durability.empty());
+    older["durability"] = "maybe";
+    CHECK(code_of([&] { PlaceReply::from_json(older); }) == code::kBadField);
 }
 
 TEST_CASE("GPU lists as CUDA_VISIBLE_DEVICES writes them") {
