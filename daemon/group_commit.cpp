@@ -67,7 +67,8 @@ std::size_t Service::store_before_stop() {
     }
     log_error("stopping with " + std::to_string(backlog.size()) +
               " history records that could not be stored (" + backlog.last_error() +
-              "): they are lost; the jobs they describe are reconciled from Slurm at the next start");
+              "): they are lost; running jobs among them are adopted from Slurm at the next start "
+              "when reconciliation is on");
     return backlog.size();
 }
 

@@ -4,6 +4,17 @@
 
 namespace coloc::daemon {
 
+namespace {
+
+// The start of a statement for an error message, without the newline the SQL begins with.
+std::string sql_head(const char* sql) {
+    std::string_view s(sql ? sql : "");
+    while (!s.empty() && (s.front() == '\n' || s.front() == ' ')) s.remove_prefix(1);
+    return std::string(s.substr(0, 60));
+}
+
+}  // namespace
+
 bool StoreError::write_trouble() const {
     switch (code_) {
         case SQLITE_FULL:
@@ -42,7 +53,7 @@ Statement& Statement::operator=(Statement&& o) noexcept {
 
 void Statement::check(int rc, const char* what) const {
     if (rc != SQLITE_OK)
-        throw StoreError(std::string(what) + " failed for '" + std::string(sqlite3_sql(stmt_)).substr(0, 60) +
+        throw StoreError(std::string(what) + " failed for '" + sql_head(sqlite3_sql(stmt_)) +
                          "': " + sqlite3_errmsg(db_), rc);
 }
 
@@ -78,7 +89,7 @@ bool Statement::step() {
     if (rc == SQLITE_DONE) return false;
     std::string why = sqlite3_errmsg(db_);
     sqlite3_reset(stmt_);
-    throw StoreError("'" + std::string(sqlite3_sql(stmt_)).substr(0, 60) + "' failed: " + why, rc);
+    throw StoreError("'" + sql_head(sqlite3_sql(stmt_)) + "' failed: " + why, rc);
 }
 
 void Statement::run() {
