@@ -11,10 +11,14 @@ namespace coloc::daemon {
 std::vector<std::string> Service::handle_round(const std::vector<std::string_view>& requests) {
     std::vector<std::string> replies;
     replies.reserve(requests.size());
+    // Envelopes and credentials first, side by side; then the handlers, in order, in one
+    // transaction.
+    std::vector<Opened> opened(requests.size());
+    openers_.for_each(requests.size(), [&](std::size_t i) { opened[i] = open(requests[i]); });
     std::string why;
     try {
         Transaction round(store_.db());
-        for (std::string_view r : requests) replies.push_back(handle(r));
+        for (Opened& o : opened) replies.push_back(dispatch(std::move(o)));
         round.commit();
         return replies;
     } catch (const std::exception& e) {

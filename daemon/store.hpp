@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "daemon/sqlite.hpp"
+#include "daemon/wal_checkpointer.hpp"
 
 namespace coloc::daemon {
 
@@ -91,6 +92,7 @@ private:
     void migrate();
     std::unique_ptr<Database> db_;
     std::unique_ptr<Statements> st_;
+    std::unique_ptr<WalCheckpointer> checkpointer_;  // stops before db_ closes
 };
 
 // The schema as a list of migrations: migrations()[i] takes user_version i to i + 1.
