@@ -1,5 +1,6 @@
 # coloc: interference-aware placement of GPU training jobs on Slurm.
-# `make` builds everything into build/; `make check` runs unit + integration tests;
+# `make` builds everything into build/; `make check` runs unit + integration tests (both also
+# against ASan + UBSan builds);
 # `make demo` runs the main job on the embedded default; `make bench` runs the benchmarks.
 
 CXX      ?= g++
@@ -114,6 +115,7 @@ check: deps
 	$(MAKE) unit-test
 	$(MAKE) fuzz-check
 	$(MAKE) integration-test
+	$(MAKE) san-integration-test
 	$(MAKE) install-test
 
 demo: deps

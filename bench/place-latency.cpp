@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -98,7 +99,12 @@ public:
     ~Daemon() { pause(); }
     void serve() {
         stop_ = false;
-        thread_ = std::thread([this] { server_.run(service_, stop_, 20); });
+        thread_ = std::thread([this] {
+            server_.run(service_, stop_, 20);
+            timespec cpu{};
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+            serving_cpu_s_ = static_cast<double>(cpu.tv_sec) + 1e-9 * static_cast<double>(cpu.tv_nsec);
+        });
     }
     void pause() {
         stop_ = true;
@@ -106,6 +112,9 @@ public:
     }
     const colocd::Service& service() const { return service_; }
     std::string endpoint() const { return config_.listen.front(); }
+    // CPU seconds of the serving thread from the last serve() to pause(): not sensitive to
+    // what else the machine runs, unlike the latencies.
+    double serving_cpu_s() const { return serving_cpu_s_; }
 
 private:
     colocd::Config config_;
@@ -113,6 +122,7 @@ private:
     colocd::Server server_;
     std::atomic<bool> stop_{false};
     std::thread thread_;
+    double serving_cpu_s_ = 0;
 };
 
 // A REQ socket kept open, as a busy client would.
@@ -222,6 +232,7 @@ struct PhaseResult {
     double seconds = 0;
     double decision_p50_us = 0, decision_p99_us = 0, decision_within_50us = 0;
     double place_handling_us = 0, ended_handling_us = 0;  // mean, munge decode + handler, before the commit
+    double server_cpu_us = 0;  // the serving thread's CPU time per request
     std::vector<double> latency_us;
     std::map<std::string, long> outcomes;
     std::size_t running_after = 0, running_expected = 0;
@@ -280,6 +291,7 @@ PhaseResult run_phase(int nodes, int jobs_per_node, long requests, int clients, 
         });
         out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         colocd.pause();
+        out.server_cpu_us = colocd.serving_cpu_s() * 1e6 / static_cast<double>(requests);
 
         const colocd::MetricsSnapshot loaded = colocd.service().metrics();
         const auto during = minus(loaded.decision_seconds.cumulative(), before);
@@ -415,8 +427,8 @@ int main(int argc, char** argv) {
                         r.requests, r.seconds, static_cast<double>(r.requests) / r.seconds, outcomes.c_str(),
                         r.running_after, r.running_expected);
             std::printf("%6d nodes: colocd's handling per request (munge decode + handler, before the commit): "
-                        "place mean %.1f us, ended mean %.1f us\n",
-                        nodes, r.place_handling_us, r.ended_handling_us);
+                        "place mean %.1f us, ended mean %.1f us; serving thread CPU %.1f us per request\n",
+                        nodes, r.place_handling_us, r.ended_handling_us, r.server_cpu_us);
         }
 
         const PhaseResult& main_phase = phases[0];

@@ -16,6 +16,15 @@ std::string user_name(long uid) {
     return std::to_string(uid);
 }
 
+const std::string& UserNames::of(long uid, std::int64_t now) {
+    Known& k = known_[uid];
+    if (k.looked_up == 0 || now - k.looked_up >= kKeepS || now < k.looked_up) {
+        k.name = user_name(uid);
+        k.looked_up = now;
+    }
+    return k.name;
+}
+
 long uid_of(const std::string& name_or_uid) {
     long n = -1;
     auto [p, ec] = std::from_chars(name_or_uid.data(), name_or_uid.data() + name_or_uid.size(), n);

@@ -2,7 +2,9 @@
 // everything; every other user reads only their own jobs.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <sys/types.h>
 #include <vector>
 
@@ -24,6 +26,21 @@ private:
 
 // A uid as a user name; the number when the name is unknown.
 std::string user_name(long uid);
+
+// user_name() remembered for a while: the place path names every job's user, and a lookup can
+// read /etc/passwd or ask a directory service. A renamed user shows up within kKeepS.
+class UserNames {
+public:
+    static constexpr std::int64_t kKeepS = 300;
+    const std::string& of(long uid, std::int64_t now);
+
+private:
+    struct Known {
+        std::string name;
+        std::int64_t looked_up = 0;
+    };
+    std::unordered_map<long, Known> known_;
+};
 // A user name or numeric string as a uid; -1 when unknown.
 long uid_of(const std::string& name_or_uid);
 

@@ -16,12 +16,16 @@ std::vector<std::string> Service::handle_round(const std::vector<std::string_vie
     std::vector<proto::json> replies;
     std::vector<bool> wrote;
     replies.reserve(requests.size());
+    // Envelopes and credentials first, side by side; then the handlers, in order, in one
+    // transaction.
+    std::vector<Opened> opened(requests.size());
+    openers_.for_each(requests.size(), [&](std::size_t i) { opened[i] = open(requests[i]); });
     std::string why;
     try {
         store_.begin_round();
-        for (std::string_view r : requests) {
+        for (Opened& o : opened) {
             store_.begin_unit();
-            replies.push_back(answer(r));
+            replies.push_back(dispatch(std::move(o)));
             wrote.push_back(store_.unit_writes() > 0);
         }
         const Durability durability = store_.finish_round();

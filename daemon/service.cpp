@@ -5,6 +5,7 @@
 #include <ctime>
 #include <tuple>
 
+#include "daemon/alternatives.hpp"
 #include "daemon/log.hpp"
 #include "model/coloc_model.hpp"
 #include "model/factory.hpp"
@@ -82,34 +83,50 @@ Service::~Service() = default;
 
 std::string Service::handle(std::string_view bytes) { return handle_round({bytes}).front(); }
 
-json Service::answer(std::string_view bytes) {
+Service::Opened Service::open(std::string_view bytes) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    Opened o;
+    try {
+        o.req = proto::open_request(bytes);
+        for (const Route& r : kRoutes)
+            if (o.req.op == r.op) o.route = &r;
+        if (!o.route) throw ProtoError(code::kUnknownOp, "unknown op '" + o.req.op + "'");
+        if (o.req.cred.empty()) {
+            o.bad_credential = true;
+            throw ProtoError(code::kAuthMissing, "request carries no munge credential");
+        }
+        try {
+            o.who = proto::verify_credential(o.req.cred, o.req.canonical, cfg_.munge_socket, cfg_.credential_max_age_s);
+        } catch (const ProtoError&) {
+            o.bad_credential = true;
+            throw;
+        }
+    } catch (const ProtoError& e) {
+        o.refused = e;
+    } catch (const std::exception& e) {
+        o.refused = ProtoError(code::kInternal, e.what());
+    }
+    o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return o;
+}
+
+json Service::dispatch(Opened&& o) {
     ++counters_.requests;
     const auto t0 = std::chrono::steady_clock::now();
-    std::string op = "unknown";  // only known ops become metric labels
+    const std::string op = o.route ? o.route->op : "unknown";  // only known ops become metric labels
     auto timed = [&](json reply) {
         auto& h = metrics_.request_seconds_by_op.try_emplace(op, latency_histogram()).first->second;
-        h.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        h.observe(o.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         return reply;
     };
     try {
-        proto::Request req = proto::open_request(bytes);
-        const Route* route = nullptr;
-        for (const Route& r : kRoutes)
-            if (req.op == r.op) route = &r;
-        if (!route) throw ProtoError(code::kUnknownOp, "unknown op '" + req.op + "'");
-        op = route->op;
-        if (req.cred.empty()) throw ProtoError(code::kAuthMissing, "request carries no munge credential");
-        proto::Identity who;
-        try {
-            who = proto::verify_credential(req.cred, req.canonical, cfg_.munge_socket, cfg_.credential_max_age_s);
-        } catch (const ProtoError&) {
-            ++counters_.auth_refused;
-            throw;
+        if (o.refused) {
+            if (o.bad_credential) ++counters_.auth_refused;
+            throw *o.refused;
         }
-        return timed(proto::ok_reply_object((this->*(route->handler))(req, who)));
+        return timed(proto::ok_reply_object((this->*(o.route->handler))(o.req, o.who)));
     } catch (const ProtoError& e) {
         ++counters_.refused;
-        if (e.code() == code::kAuthMissing) ++counters_.auth_refused;
         log_debug("refused: " + e.code() + ": " + e.what());
         ++metrics_.refused_by_code[e.code()];
         return timed(proto::error_reply_object(e.code(), e.what()));
@@ -285,9 +302,9 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     row.gpus = gpus;
     row.predicted_slowdown = decision.chosen.job_slowdown;
     row.created = now;
-    json alternatives = json::array();
-    for (const auto& c : decision.ranked) alternatives.push_back(candidate_json(c));
-    row.alternatives = alternatives.dump();
+    AlternativesWriter alternatives;
+    for (const auto& c : decision.ranked) write_candidate(alternatives, c);
+    row.alternatives = alternatives.finish();
 
     // Who this job will share something with, from now on.
     std::vector<ColocationRow> opened;
@@ -446,8 +463,7 @@ json Service::on_explain(const proto::Request& req, const proto::Identity& who) 
         throw ProtoError(code::kNotFound, "job " + std::to_string(job_id) + " is not in the history");
     json decisions = json::array();
     for (const PlacementRow& p : store_.placements_of(job_id)) {
-        json alternatives = json::parse(p.alternatives, nullptr, false);
-        if (alternatives.is_discarded()) alternatives = json::array();
+        json alternatives = explain_candidates(p.alternatives);
         decisions.push_back({{"decision", p.decision}, {"node", p.node}, {"mode", p.mode}, {"gpus", p.gpus},
                              {"predicted_slowdown", p.predicted_slowdown}, {"source", p.source},
                              {"model", model_->name()},

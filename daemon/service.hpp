@@ -11,18 +11,21 @@
 #include <vector>
 
 #include "daemon/access.hpp"
+#include "daemon/alternatives.hpp"
 #include "daemon/config.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/reconcile_runner.hpp"
 #include "daemon/slurm_nodes.hpp"
 #include "daemon/steering.hpp"
 #include "daemon/store.hpp"
+#include "daemon/worker_pool.hpp"
 #include "model/catalogue.hpp"
 #include "model/model.hpp"
 #include "place/cluster_state.hpp"
 #include "place/coloc_policy.hpp"
 #include "proto/auth.hpp"
 #include "proto/envelope.hpp"
+#include "proto/errors.hpp"
 #include "proto/messages.hpp"
 
 namespace coloc::daemon {
@@ -90,7 +93,23 @@ private:
     };
     static const Route kRoutes[];
 
-    proto::json answer(std::string_view bytes);  // the reply object, ok or error
+    // A request with its envelope opened and its credential checked, ready for its handler.
+    // Opening reads nothing but the configuration, so the requests of a round are opened side
+    // by side (each credential check is a round trip to munged); handlers run one at a time.
+    struct Opened {
+        proto::Request req;
+        proto::Identity who;
+        const Route* route = nullptr;
+        std::optional<proto::ProtoError> refused;  // set: answered with this error
+        bool bad_credential = false;               // refused for its credential (auth_refused)
+        double seconds = 0;                        // spent opening
+    };
+    Opened open(std::string_view bytes) const;
+    proto::json dispatch(Opened&& opened);  // the reply object, ok or error
+    // Credential checks of one round at once, besides the serving thread's own.
+    static constexpr int kOpeners = 3;
+    WorkerPool openers_{kOpeners};
+
     proto::json on_place(const proto::Request&, const proto::Identity&);
     proto::json on_started(const proto::Request&, const proto::Identity&);
     proto::json on_ended(const proto::Request&, const proto::Identity&);
@@ -140,11 +159,12 @@ private:
     void record_steering_advice(std::int64_t decision, std::int64_t job_id, const std::string& node,
                                 const model::JobProfile& profile);
     proto::json steering_advice_of(std::int64_t decision);
+    // The jobs row of a job being placed now, from its place request.
+    JobRow placed_job_row(const proto::PlaceRequest& r, std::int64_t now);
+    UserNames user_names_;
     // A scored candidate for explain: where, the job's slowdown, and per neighbour its slowdown
     // before and after and what it would share with the job (gpu ... link).
-    // The jobs row of a job being placed now, from its place request.
-    static JobRow placed_job_row(const proto::PlaceRequest& r, std::int64_t now);
-    proto::json candidate_json(const place::Candidate& c) const;
+    void write_candidate(AlternativesWriter& out, const place::Candidate& c) const;
     // Bind mode, a job on several nodes: places all of them at once (daemon/service_multinode.cpp);
     // nullopt when the request is to be placed node by node.
     std::optional<proto::json> place_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,

@@ -18,7 +18,7 @@ JobRow Service::placed_job_row(const proto::PlaceRequest& r, std::int64_t now) {
     JobRow job;
     job.job_id = r.job_id;
     job.uid = r.job_uid;
-    job.user = user_name(r.job_uid);
+    job.user = user_names_.of(r.job_uid, now);
     job.job_name = r.job_name;
     job.partition = r.partition;
     job.profile = r.profile;
@@ -27,15 +27,14 @@ JobRow Service::placed_job_row(const proto::PlaceRequest& r, std::int64_t now) {
     return job;
 }
 
-json Service::candidate_json(const place::Candidate& c) const {
+void Service::write_candidate(AlternativesWriter& out, const place::Candidate& c) const {
     const auto& topo = cfg_.topology;
-    json where = json::array();
-    for (const auto& p : c.where) where.push_back({{"node", topo.nodes()[p.node].name}, {"gpus", p.gpus}});
-    json effects = json::array();
+    out.candidate(c.job_slowdown, c.harm, c.loss);
+    for (const auto& p : c.where) out.where(topo.nodes()[static_cast<std::size_t>(p.node)].name, p.gpus);
     for (const auto& e : c.effects) {
         // The tightest thing the neighbour shares with the candidate: its GPUs, island, switch or
         // node where both run, else the network link its multi-node traffic crosses.
-        std::string shares = "link";
+        const char* shares = "link";
         if (const place::RunningJob* them = cluster_.find(e.id)) {
             std::optional<model::Sharing> tightest;
             for (const auto& p : c.where)
@@ -45,10 +44,8 @@ json Service::candidate_json(const place::Candidate& c) const {
                 }
             if (tightest) shares = model::to_string(*tightest);
         }
-        effects.push_back({{"job_id", e.id}, {"shares", shares}, {"before", e.before}, {"after", e.after}});
+        out.neighbour(static_cast<std::int64_t>(e.id), shares, e.before, e.after);
     }
-    return {{"where", where}, {"job_slowdown", c.job_slowdown}, {"harm", c.harm}, {"loss", c.loss},
-            {"neighbours", effects}};
 }
 
 std::optional<json> Service::place_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
@@ -76,7 +73,9 @@ std::optional<json> Service::place_whole_job(const proto::PlaceRequest& r, const
                                                 std::to_string(request.nodes) + " nodes: " + decision.reason);
 
     const JobRow job = placed_job_row(r, now);
-    const json alternatives = json::array({candidate_json(decision.chosen)});
+    AlternativesWriter writer;
+    write_candidate(writer, decision.chosen);
+    const std::string alternatives = writer.finish();
     std::optional<proto::PlaceReply> mine;
     for (const place::Placement& p : decision.chosen.where) {
         const std::string& name = cfg_.topology.nodes()[static_cast<std::size_t>(p.node)].name;
@@ -87,7 +86,7 @@ std::optional<json> Service::place_whole_job(const proto::PlaceRequest& r, const
         row.gpus = p.gpus;
         row.predicted_slowdown = decision.chosen.job_slowdown;
         row.created = now;
-        row.alternatives = alternatives.dump();
+        row.alternatives = alternatives;
         std::vector<ColocationRow> opened;
         for (place::JobId other : cluster_.jobs_on_node(p.node)) {
             const place::RunningJob& them = *cluster_.find(other);

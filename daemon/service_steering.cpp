@@ -94,14 +94,11 @@ void Service::record_steering_advice(std::int64_t decision, std::int64_t job_id,
     if (!steering_.enabled()) return;
     const int here = cfg_.topology.node_index(node);
     if (here < 0) return;
-    int least = -1;
-    for (std::size_t n = 0; n < cfg_.topology.nodes().size(); ++n)
-        if (const auto& a = steering_.applied(static_cast<int>(n)); a && (least < 0 || a->extra_weight < least))
-            least = a->extra_weight;
+    const std::optional<int> least = steering_.least_extra_weight();
     const auto& mine = steering_.applied(here);
     json advice = {{"extra_weight", mine ? mine->extra_weight : 0},
-                   {"least_extra_weight", least < 0 ? 0 : least},
-                   {"followed", !mine || least < 0 || mine->extra_weight <= least},
+                   {"least_extra_weight", least.value_or(0)},
+                   {"followed", !mine || !least || mine->extra_weight <= *least},
                    {"features", mine ? mine->features : std::vector<std::string>{}}};
     store_.record_steering_advice(decision, job_id, node, advice.dump());
 }

@@ -160,7 +160,25 @@ void SlurmNodeWriter::apply(const NodeUpdate& u) {
         if (auto it = status_.admin.find(u.node); it != status_.admin.end()) admin = it->second;
     }
     std::string why;
-    if (!admin) {
+    if (admin) {
+        // The admin may have changed the node while colocd steered it (scontrol update): a
+        // weight other than the one colocd last set, and every feature not named coloc_*, are
+        // the admin's now, kept while steering and given back when it stops.
+        SlurmNodeSettings now;
+        if (load_slurm_node(u.node, now, why)) {
+            std::lock_guard lock(mu_);
+            SlurmNodeSettings& known = status_.admin[u.node];
+            if (auto last = last_set_.find(u.node); last != last_set_.end() && now.weight != last->second.weight) {
+                log_info("steering: " + u.node + "'s Weight was set to " + std::to_string(now.weight) +
+                         " by someone else; it is the admin's weight from now on");
+                known.weight = now.weight;
+            }
+            known.features = admin_features(now.features);
+            known.active_features = admin_features(now.active_features);
+            admin = known;
+        }
+        why.clear();
+    } else {
         if (!u.advice) return;  // never changed: nothing to give back
         SlurmNodeSettings now;
         if (!load_slurm_node(u.node, now, why)) {
@@ -193,7 +211,11 @@ void SlurmNodeWriter::apply(const NodeUpdate& u) {
     }
     ++status_.sent;
     status_.last_error.clear();
-    if (!u.advice) status_.admin.erase(u.node);  // given back
+    last_set_[u.node] = want;
+    if (!u.advice) {  // given back
+        status_.admin.erase(u.node);
+        last_set_.erase(u.node);
+    }
     log_debug("steering: " + u.node + " Weight=" + std::to_string(want.weight) + " Features=" + want.features);
 }
 

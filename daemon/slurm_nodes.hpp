@@ -5,7 +5,8 @@
 // The admin's own settings stay the admin's: before colocd first changes a node it reads the
 // node's weight and features; it then sets weight = admin's + coloc's extra and features =
 // admin's + coloc's (names starting with coloc_), and gives back exactly the admin's when steering
-// is switched off or colocd stops cleanly.
+// is switched off or colocd stops cleanly. Before each later change it reads the node again, so
+// that what an admin changed meanwhile (a weight colocd did not set, features) stays the admin's.
 #pragma once
 
 #include <condition_variable>
@@ -69,6 +70,7 @@ private:
     bool busy_ = false;
     bool stop_ = false;
     Status status_;
+    std::map<std::string, SlurmNodeSettings> last_set_;  // what colocd last set, per node
     std::thread worker_;  // last: starts once the rest is ready
 };
 

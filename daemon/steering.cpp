@@ -121,7 +121,7 @@ std::vector<NodeUpdate> Steering::set_enabled(bool on, const place::Topology& to
     for (std::size_t n = 0; n < applied_.size(); ++n)
         if (applied_[n]) {
             out.push_back({topo.nodes()[n].name, std::nullopt});
-            applied_[n].reset();
+            set_applied(static_cast<int>(n), std::nullopt);
         }
     return out;
 }
@@ -164,12 +164,27 @@ std::vector<NodeUpdate> Steering::round(const place::ClusterState& state, const 
         pending_.resize(limit);
     }
     for (Change& c : pending_) {
-        applied_[static_cast<std::size_t>(c.node)] = c.advice;
+        set_applied(c.node, c.advice);
         out.push_back({state.topology().nodes()[static_cast<std::size_t>(c.node)].name, std::move(c.advice)});
     }
     pending_.clear();
     updates_ += static_cast<std::int64_t>(out.size());
     return out;
+}
+
+void Steering::set_applied(int node, std::optional<NodeAdvice> advice) {
+    auto& slot = applied_[static_cast<std::size_t>(node)];
+    if (slot) {
+        auto it = extra_weights_.find(slot->extra_weight);
+        if (--it->second == 0) extra_weights_.erase(it);
+    }
+    if (advice) ++extra_weights_[advice->extra_weight];
+    slot = std::move(advice);
+}
+
+std::optional<int> Steering::least_extra_weight() const {
+    if (extra_weights_.empty()) return std::nullopt;
+    return extra_weights_.begin()->first;
 }
 
 }  // namespace coloc::daemon

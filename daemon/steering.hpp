@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,6 +74,8 @@ public:
                                   const model::InterferenceModel& model, std::int64_t now_ms,
                                   int max_nodes = std::numeric_limits<int>::max());
     const std::optional<NodeAdvice>& applied(int node) const { return applied_[static_cast<std::size_t>(node)]; }
+    // The least extra weight any node was given (the nodes Slurm tries first); nullopt = none.
+    std::optional<int> least_extra_weight() const;
     std::int64_t rounds() const { return rounds_; }
     std::int64_t updates() const { return updates_; }
 
@@ -81,7 +84,10 @@ private:
     std::vector<model::JobProfile> builtin_;  // probes not from the catalogue (stable addresses)
     std::vector<const model::JobProfile*> class_probes_;
     const model::JobProfile* weight_probe_ = nullptr;
+    void set_applied(int node, std::optional<NodeAdvice> advice);
+
     std::vector<std::optional<NodeAdvice>> applied_;
+    std::map<int, int> extra_weights_;  // extra weight -> nodes given it, for least_extra_weight
     bool enabled_ = false;
     bool dirty_ = true;
     std::int64_t last_round_ms_ = -1;

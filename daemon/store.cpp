@@ -206,11 +206,14 @@ Store::Store(const std::string& path, bool synchronous_full, BacklogSettings bac
     // WAL with NORMAL survives a killed daemon; FULL also survives losing the host's power.
     db_->exec(synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
     db_->exec("PRAGMA foreign_keys=ON");
+    // The pages a place or end touches stay in memory (SQLite's default is 2 MB); 64 MB.
+    db_->exec("PRAGMA cache_size=-65536");
     migrate();
     st_ = std::make_unique<Statements>(db_->handle());
     Statement next(db_->handle(), sql::kNextDecision);
     next.step();
     next_decision_ = next.int64(0);
+    checkpointer_ = std::make_unique<WalCheckpointer>(*db_, path, synchronous_full);
 }
 
 Store::~Store() = default;

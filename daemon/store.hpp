@@ -15,6 +15,7 @@
 #include "daemon/sqlite.hpp"
 #include "daemon/store_backlog.hpp"
 #include "daemon/store_rows.hpp"
+#include "daemon/wal_checkpointer.hpp"
 
 namespace coloc::daemon {
 
@@ -106,6 +107,7 @@ private:
     bool in_round_ = false;
     std::vector<StoreWrite> round_writes_;  // what the open round's transaction holds
     std::size_t unit_writes_ = 0;
+    std::unique_ptr<WalCheckpointer> checkpointer_;  // stops before db_ closes
 };
 
 // The schema as a list of migrations: migrations()[i] takes user_version i to i + 1.

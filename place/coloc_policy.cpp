@@ -645,7 +645,15 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
         return d;
     }
     const bool single = request.nodes == 1;
-    std::vector<Scored> all;       // every scored set, when more than one is kept
+    // Explain (keep > 1): the best `keep` sets of each node, worked out in full while that
+    // node's scorer still holds what they share with whom.
+    const bool ranking = keep > 1 && single;
+    struct Ranked {
+        Scored scored;
+        Candidate full;
+    };
+    std::vector<Ranked> ranked;
+    thread_local std::vector<Scored> here;  // a node's scored sets, when ranking
     std::vector<Scored> per_node;  // the best set per node
     LinkHarm link_harm(state, *model_, request, cache_.get());
     Candidate best_single;         // the best one-node candidate, worked out in full
@@ -680,6 +688,7 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
         eligible_into(state, request, node, eligible);
         if (static_cast<int>(eligible.size()) < request.gpus_per_node) continue;
         Scored best;
+        here.clear();
         NodeScorer scorer(state, *model_, request, node, single ? nullptr : &link_harm, cache_.get());
         // A job on n nodes needs only the n best nodes: a candidate at or past the n-th best so
         // far is not worked out in full. (Explain wants every candidate's loss.)
@@ -694,8 +703,8 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
             const std::vector<int>& set = gpus();
             Scored s{node, {}, loss};
             const bool wins = best.node < 0 || loss < best.loss - kTie || (loss <= best.loss + kTie && set < best.gpus);
-            if (wins || keep > 1) s.gpus = set;
-            if (keep > 1) all.push_back(s);
+            if (wins || ranking) s.gpus = set;
+            if (ranking) here.push_back(s);
             if (wins) {
                 best = std::move(s);
                 scorer.set_bound(bound());
@@ -706,6 +715,11 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
             auto set = greedy_set(request.gpus_per_node, eligible,
                                   [&](const std::vector<int>& s) { return scorer.loss(s); });
             consider(scorer.loss(set), [&]() -> const std::vector<int>& { return set; });
+        }
+        if (ranking) {
+            const std::size_t n = std::min(here.size(), static_cast<std::size_t>(keep));
+            std::partial_sort(here.begin(), here.begin() + static_cast<long>(n), here.end(), lighter_here);
+            for (std::size_t i = 0; i < n; ++i) ranked.push_back({here[i], scorer.candidate(here[i].gpus)});
         }
         if (best.node >= 0 && best.loss >= cut() + 2 * kTie && prune) continue;  // beaten
         if (single && best.node >= 0 &&
@@ -732,10 +746,10 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
         std::sort(where.begin(), where.end(), [](const Placement& a, const Placement& b) { return a.node < b.node; });
         d.chosen = score_kept(state, *model_, request, std::move(where), cache_.get());
     }
-    if (keep > 1 && single) {
-        std::sort(all.begin(), all.end(), lighter_here);
-        if (static_cast<int>(all.size()) > keep) all.resize(static_cast<std::size_t>(keep));
-        for (auto& s : all) d.ranked.push_back(score_candidate(state, *model_, request, {{s.node, std::move(s.gpus)}}));
+    if (ranking) {
+        std::sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) { return lighter_here(a.scored, b.scored); });
+        if (static_cast<int>(ranked.size()) > keep) ranked.resize(static_cast<std::size_t>(keep));
+        for (auto& r : ranked) d.ranked.push_back(std::move(r.full));
     } else {
         d.ranked = {d.chosen};
     }

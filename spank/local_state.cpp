@@ -217,8 +217,7 @@ bool read_file(const std::string& path, std::string& out) {
     return true;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-    std::string tmp = path + ".tmp";  // only the lock holder writes, so one name is enough
+void write_file_atomically(const std::string& path, const std::string& text, const std::string& tmp) {
     Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (fd.get() < 0) throw StateError(errno_text("cannot create", tmp));
     std::size_t done = 0;
@@ -232,12 +231,64 @@ void write_file_atomically(const std::string& path, const std::string& text) {
     if (::rename(tmp.c_str(), path.c_str()) != 0) throw StateError(errno_text("cannot replace", path));
 }
 
+// Merges the notes in `dir` into `state`: running holdings first, then ends, so that a job
+// whose placement and end were both left as notes ends up ended. Returns the merged files.
+std::vector<std::string> merge_notes(const std::string& dir, NodeState& state) {
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        std::string name = e.path().filename().string();
+        if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) files.push_back(e.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<Holding> running, ends;
+    for (const std::string& path : files) {
+        std::string text;
+        try {
+            if (!read_file(path, text)) continue;
+        } catch (const StateError&) {
+            continue;
+        }
+        int skipped = 0;
+        NodeState one = state_from_json(json::parse(text, nullptr, false), skipped);
+        for (Holding& h : one.holdings) (h.active() ? running : ends).push_back(std::move(h));
+    }
+    for (const Holding& h : running) record(state, h);
+    for (const Holding& h : ends) end_job(state, h.job_id, h.ended, h.exit_status);
+    return files;
+}
+
 }  // namespace
 
 StateFile::StateFile(std::string dir, const std::string& node) : dir_(std::move(dir)) {
     std::string base = dir_ + "/" + file_name_for(node);
     lock_path_ = base + ".lock";
     data_path_ = base + ".json";
+    notes_dir_ = base + ".notes";
+}
+
+NodeState StateFile::peek() const {
+    std::string text;
+    try {
+        if (!read_file(data_path_, text)) return {};
+    } catch (const StateError&) {
+        return {};
+    }
+    int skipped = 0;
+    return state_from_json(json::parse(text, nullptr, false), skipped);
+}
+
+void StateFile::leave_note(const Holding& h) const {
+    std::error_code ec;
+    std::filesystem::create_directories(notes_dir_, ec);
+    if (ec) throw StateError("cannot create " + notes_dir_ + ": " + ec.message());
+    // One file per job, kind and process: notes never overwrite each other. The name is
+    // complete only after the rename, so a merge never reads half a note.
+    std::string path = notes_dir_ + "/" + std::to_string(h.job_id) + (h.active() ? ".run." : ".end.") +
+                       std::to_string(::getpid()) + ".json";
+    NodeState one;
+    one.holdings.push_back(h);
+    write_file_atomically(path, state_to_json(one).dump() + "\n", path + ".part");
 }
 
 std::string StateFile::update(int wait_ms, const std::function<bool(NodeState&)>& fn) const {
@@ -261,7 +312,10 @@ std::string StateFile::update(int wait_ms, const std::function<bool(NodeState&)>
             if (skipped > 0) warning = data_path_ + ": skipped " + std::to_string(skipped) + " unreadable entries";
         }
     }
-    if (fn(state)) write_file_atomically(data_path_, state_to_json(state).dump() + "\n");
+    std::vector<std::string> merged = merge_notes(notes_dir_, state);
+    // Only the lock holder writes the state, so one temporary name is enough.
+    if (fn(state) || !merged.empty()) write_file_atomically(data_path_, state_to_json(state).dump() + "\n", data_path_ + ".tmp");
+    for (const std::string& note : merged) ::unlink(note.c_str());
     return warning;
 }
 

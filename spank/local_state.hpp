@@ -3,7 +3,9 @@
 // It lets the plugin choose GPUs on its own when colocd cannot answer (bind mode), lets later
 // steps of a job reuse the job's decision, and carries what colocd has not heard yet: fallback
 // placements and job ends that could not be delivered, sent along with the next place request
-// ("unreported") or by a later epilog.
+// ("unreported") or by a later epilog. A step that cannot get the lock in time leaves what it
+// did as a note beside the file (<node>.notes/); the next step to take the lock merges it, so a
+// busy node loses no placement and no end.
 #pragma once
 
 #include <cstdint>
@@ -92,17 +94,29 @@ class StateFile {
 public:
     StateFile(std::string dir, const std::string& node);
 
-    // Takes the lock (waiting at most `wait_ms`), loads the state, runs `fn`, writes the state
-    // back when `fn` returns true. Returns a warning to log when the file was unreadable and
-    // was started afresh; throws StateError when the lock or the file cannot be used.
+    // Takes the lock (waiting at most `wait_ms`), loads the state, merges the notes left by
+    // steps that could not take the lock, runs `fn`, and writes the state back when `fn` returns
+    // true or notes were merged. Returns a warning to log when the file was unreadable and was
+    // started afresh; throws StateError when the lock or the file cannot be used.
     std::string update(int wait_ms, const std::function<bool(NodeState&)>& fn) const;
 
+    // The state as last written, read without the lock (the file is replaced whole, so a read
+    // sees one version); empty when there is none or it does not parse. Notes are not included.
+    NodeState peek() const;
+
+    // Leaves `h` for the next update to merge, without the lock: a running holding is added
+    // unless the job already runs here; an ended one (ended != 0) ends the job's running holding.
+    // Throws StateError when the note cannot be written.
+    void leave_note(const Holding& h) const;
+
     const std::string& data_path() const { return data_path_; }
+    const std::string& notes_dir() const { return notes_dir_; }
 
 private:
     std::string dir_;
     std::string lock_path_;
     std::string data_path_;
+    std::string notes_dir_;
 };
 
 }  // namespace coloc::spank

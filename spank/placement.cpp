@@ -1,6 +1,7 @@
 #include "spank/placement.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "proto/errors.hpp"
 #include "proto/messages.hpp"
@@ -81,6 +82,28 @@ std::vector<int> spread_choice(std::int64_t job_id, int gpus, int want) {
     for (int i = 0; i < std::min(want, gpus); ++i) out.push_back(static_cast<int>((job_id + i) % gpus));
     std::sort(out.begin(), out.end());
     return out;
+}
+
+// Records `h` under the node lock (`apply` does it); when the lock could not be had a moment ago
+// or cannot be had now, leaves it as a note instead, which the next step to take the lock merges:
+// a busy lock must not make the node forget a job (its slots, its end, colocd's record).
+void keep_holding(const StateFile& state, bool lock_usable, const Holding& h, std::vector<std::string>& notes,
+                  const std::function<void(NodeState&)>& apply) {
+    if (lock_usable) {
+        try {
+            std::string w = state.update(kLockWaitMs, [&](NodeState& s) { apply(s); return true; });
+            if (!w.empty()) notes.push_back(w);
+            return;
+        } catch (const StateError& e) {
+            notes.push_back(e.what());
+        }
+    }
+    try {
+        state.leave_note(h);
+        notes.push_back("job " + std::to_string(h.job_id) + " left as a note for the next step to record");
+    } catch (const StateError& e) {
+        notes.push_back(std::string("not recorded: ") + e.what());
+    }
 }
 
 // What the forked child reports back.
@@ -233,18 +256,10 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
                 if (bad.empty()) {
                     Holding fresh = holding_from_reply(reply, facts, now);
                     Holding used = fresh;
-                    if (state_ok) {
-                        try {
-                            std::string w = state.update(kLockWaitMs, [&](NodeState& s) {
-                                used = record(s, fresh);
-                                mark_reported(s, req.unreported);
-                                return true;
-                            });
-                            if (!w.empty()) notes.push_back(w);
-                        } catch (const StateError& e) {
-                            notes.push_back(std::string("colocd's choice not recorded: ") + e.what());
-                        }
-                    }
+                    keep_holding(state, state_ok, fresh, notes, [&](NodeState& s) {
+                        used = record(s, fresh);
+                        mark_reported(s, req.unreported);
+                    });
                     Outcome o = outcome_for(used, facts);
                     o.report_started = used.decision == fresh.decision && fresh.decision > 0;
                     if (o.report_started && o.gpus.empty()) o.gpus = used.gpus;
@@ -270,13 +285,7 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
             Holding keep{facts.job_id,
                          config.mode == "observe" ? holding_mode::kObserve : holding_mode::kNarrow,
                          facts.slurm_gpus, 0, true, false, now};
-            if (state_ok) {
-                try {
-                    state.update(kLockWaitMs, [&](NodeState& s) { record(s, keep); return true; });
-                } catch (const StateError& e) {
-                    notes.push_back(std::string("not recorded: ") + e.what());
-                }
-            }
+            keep_holding(state, state_ok, keep, notes, [&](NodeState& s) { record(s, keep); });
         } else if (config.mode == "observe" || !bindish) {
             notes.insert(notes.begin(), failure);
         } else if (!config.bind_fallback_possible()) {
@@ -309,8 +318,23 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
                 }
             }
             if (!chosen) {
-                used.gpus = spread_choice(facts.job_id, config.gpus, want);
-                how = " (unrecorded)";
+                // The lock is busy: choose from the state as last written, and leave the choice
+                // as a note so that colocd still hears of it.
+                NodeState last = state.peek();
+                if (const Holding* h = last.find(facts.job_id)) {
+                    used = *h;
+                } else {
+                    local.gpus = choose_local(last, config.gpus, config.slots_per_gpu, want).gpus;
+                    used = local;
+                    try {
+                        state.leave_note(local);
+                        how = " (left as a note: node lock busy)";
+                    } catch (const StateError& e) {
+                        used.gpus = spread_choice(facts.job_id, config.gpus, want);
+                        how = " (unrecorded)";
+                        notes.push_back(e.what());
+                    }
+                }
             }
             std::string slots_note = x.slots < 0 ? " (slot count unknown" + (x.slots_why.empty() ? std::string() : ": " + x.slots_why) + "; assuming 1)" : "";
             notes.insert(notes.begin(), failure + "; GPUs " + proto::gpu_list(used.gpus) + " chosen locally" + how + slots_note);

@@ -63,7 +63,18 @@ void report_ended(const PluginConfig& config, std::int64_t job_id, const std::st
                 return had;
             });
         } catch (const StateError& e) {
-            log_once(services, subject, {std::string("ended: node-local state unusable: ") + e.what()});
+            // Leave the end as a note: the next step to take the lock frees the job's slots and
+            // carries the end to colocd.
+            Holding end{job_id, holding_mode::kBind, {}, 0, false, true, now};
+            end.ended = std::max<std::int64_t>(now, 1);
+            end.exit_status = exit_code.value_or(-1);
+            std::string kept = "left as a note for the next step";
+            try {
+                state.leave_note(end);
+            } catch (const StateError& n) {
+                kept = std::string("lost: ") + n.what();
+            }
+            log_once(services, subject, {std::string("ended: node-local state unusable: ") + e.what() + "; the end " + kept});
             return;
         }
         if (to_send.empty()) return;

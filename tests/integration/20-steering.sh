@@ -3,7 +3,8 @@
 # raises their Slurm Weight and tags the quiet nodes with coloc_quietnet, and a new
 # communication-heavy job lands on n3 or n4 (also when it asks with --prefer). Switched off
 # (`colocctl steering off`, admins only), the admin's weights and features come back and the
-# same job lands on n1 by Slurm's own order. A clean stop of colocd also gives them back.
+# same job lands on n1 by Slurm's own order; what an admin changed while steering was on stays.
+# A clean stop of colocd also gives them back.
 source "$(dirname "$0")/lib.sh"
 require_colocd
 require_plugin
@@ -20,6 +21,7 @@ restore() {
     cp "$ITEST_OUT/colocd.yaml.orig" "$yaml"
     "$cluster" colocd-stop >/dev/null 2>&1
     scontrol update NodeName=n3 AvailableFeatures= ActiveFeatures= 2>/dev/null
+    scontrol update NodeName=n4 Weight=1 AvailableFeatures= ActiveFeatures= 2>/dev/null
     "$cluster" colocd-start >/dev/null 2>&1
 }
 trap restore EXIT
@@ -54,10 +56,10 @@ cancel() { # ID
     scancel "$1"
     wait_for 20 gone "$1" || fail "job $1 still listed 20s after scancel"
 }
-admin_settings() { # every node back at Weight=1 without coloc features
+admin_settings() { # [N4_WEIGHT]: every node back at its admin's weight without coloc features
     local n
     for n in n1 n2 n3 n4; do
-        [ "$(weight "$n")" = 1 ] || return 1
+        [ "$(weight "$n")" = "$([ "$n" = n4 ] && echo "${1:-1}" || echo 1)" ] || return 1
         [[ $(features "$n") != *coloc_* ]] || return 1
     done
 }
@@ -97,10 +99,15 @@ out=$(runuser -u nobody -- env -i PATH="$PATH" COLOC_ENDPOINT="$COLOC_ENDPOINT" 
 [[ $out == *"admins"* ]] || fail "refusal does not say why: $out"
 [ "$(colocctl steering --json | jq -r .steering.enabled)" = true ] || fail "steering no longer on after a refused switch"
 
+note "an admin changes n4 while it is steered: the change is the admin's from then on"
+scontrol update NodeName=n4 Weight=7 AvailableFeatures=ssd ActiveFeatures=ssd || fail "cannot update n4"
+
 note "steering off: the admin's weights and features come back"
 colocctl steering off >/dev/null || fail "colocctl steering off failed"
-wait_for 20 admin_settings || fail "after steering off: $(for n in n1 n2 n3 n4; do printf '%s Weight=%s Features=%s; ' "$n" "$(weight "$n")" "$(features "$n")"; done)"
+wait_for 20 admin_settings 7 || fail "after steering off: $(for n in n1 n2 n3 n4; do printf '%s Weight=%s Features=%s; ' "$n" "$(weight "$n")" "$(features "$n")"; done)"
 assert_eq bigmem "$(features n3)" "n3's own feature after steering off"
+assert_eq ssd "$(features n4)" "the feature the admin gave n4 while it was steered"
+scontrol update NodeName=n4 Weight=1 AvailableFeatures= ActiveFeatures= || fail "cannot reset n4"
 
 note "steering off: the same job lands by Slurm's order, on n1"
 job=$(submit -p bind -N 1 --gres=gpuslot:2 --coloc-profile=gpt-1b-2node --wrap 'sleep 300')

@@ -235,6 +235,37 @@ TEST_CASE("spank: a held lock makes the update give up at its deadline") {
     CHECK_NOTHROW(f.update(30, [](NodeState&) { return true; }));
 }
 
+TEST_CASE("spank: notes left while the lock is busy are merged by the next update, then removed") {
+    ScratchDir dir;
+    StateFile f(dir.path, "n1");
+    f.update(50, [](NodeState& s) { record(s, bind_holding(3, {2})); return true; });
+    int fd = ::open((dir.path + "/n1.lock").c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    REQUIRE(::flock(fd, LOCK_EX) == 0);
+    CHECK_THROWS_AS(f.update(10, [](NodeState&) { return true; }), StateError);
+    f.leave_note(bind_holding(7, {1}, false));           // a choice made without the lock
+    Holding end = bind_holding(3, {});
+    end.ended = 1100;
+    end.exit_status = 2;
+    f.leave_note(end);                                   // an epilog that could not wait longer
+    CHECK(f.peek().holdings.size() == 1);                // notes are not the state yet
+    ::close(fd);
+
+    NodeState seen;
+    f.update(50, [&](NodeState& s) { seen = s; return false; });  // merged even when fn writes nothing
+    REQUIRE(seen.holdings.size() == 2);
+    const Holding* seven = seen.find(7);
+    REQUIRE(seven != nullptr);
+    CHECK_FALSE(seven->reported);
+    CHECK(seven->gpus == std::vector<int>{1});
+    CHECK(seen.find(3) == nullptr);  // job 3 ended: its slot is free, its end waits for colocd
+    CHECK(unreported(seen).size() == 2);
+    CHECK(slot_use(seen, 4) == std::vector<int>{0, 1, 0, 0});
+    CHECK(std::filesystem::is_empty(f.notes_dir()));
+    f.update(50, [&](NodeState& s) { seen = s; return false; });
+    CHECK(seen.holdings.size() == 2);  // stored, and not merged twice
+}
+
 TEST_CASE("spank: eight processes choosing at once under the lock never share beyond the slots") {
     ScratchDir dir;
     std::vector<pid_t> kids;

@@ -4,6 +4,9 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "proto/errors.hpp"
 #include "spank/local_state.hpp"
@@ -356,6 +359,35 @@ TEST_CASE("spank: the epilog reports the end; what colocd missed goes with a lat
     s = w.state();
     REQUIRE(s.holdings.size() == 1);
     CHECK(s.holdings[0].job_id == 6);
+}
+
+TEST_CASE("spank: a busy node lock loses no local choice and no end: both reach colocd later") {
+    World w;
+    w.place(bind_job(4));  // colocd down: placed here, on GPU 0
+    StateFile(w.config.state_dir, "n1").update(50, [](NodeState&) { return false; });
+    int fd = ::open((w.config.state_dir + "/n1.lock").c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    REQUIRE(::flock(fd, LOCK_EX) == 0);
+    Outcome o = w.place(bind_job(5));
+    CHECK(o.visible_devices == "1");  // chosen from the state as last written: GPU 0 is in use
+    CHECK(w.logs.back().find("left as a note") != std::string::npos);
+    w.clock = 1030;
+    report_ended(w.config, 4, "n1", 0, w.services());
+    CHECK(w.logs.back().find("the end left as a note") != std::string::npos);
+    ::close(fd);
+
+    w.colocd = [](const json&) { return reply("bind", {2}, 70); };
+    w.place(bind_job(6));
+    const json u = w.calls().back()["unreported"];
+    REQUIRE(u.size() == 2);
+    CHECK(u[0]["job_id"] == 4);
+    CHECK(u[0]["ended"] == 1030);
+    CHECK(u[1]["job_id"] == 5);
+    CHECK(u[1]["gpus"] == json{1});
+    NodeState s = w.state();
+    CHECK(s.find(5) != nullptr);
+    CHECK(s.find(4) == nullptr);
+    CHECK(slot_use(s, 4) == std::vector<int>{0, 1, 1, 0});
 }
 
 TEST_CASE("spank: a later epilog delivers ends an earlier one could not") {

@@ -98,6 +98,10 @@ TEST_CASE("steering: n1 and n2 busy with a communication-heavy job weigh more, n
     }
     // The busiest nodes first: Slurm hears of the biggest changes before the rate limit cuts in.
     CHECK((updates[0].node == "n1" || updates[0].node == "n2"));
+    REQUIRE(steering.least_extra_weight().has_value());
+    CHECK(*steering.least_extra_weight() == 0);  // n3 and n4
+    steering.set_enabled(false, f.topo);
+    CHECK_FALSE(steering.least_extra_weight().has_value());
 }
 
 TEST_CASE("steering: a multi-node job's traffic makes the nodes of its link loud for the network class") {

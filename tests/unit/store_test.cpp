@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
 #include "daemon/store.hpp"
 #include "tests/unit/test_env.hpp"
 
@@ -105,4 +109,25 @@ TEST_CASE("store: an older schema is migrated forward with its data, a newer one
         db.exec("PRAGMA user_version = 99");
     }
     CHECK_THROWS_WITH_AS(Store{path}, doctest::Contains("newer than this colocd"), StoreError);
+}
+
+TEST_CASE("store: the WAL is copied into the database while colocd commits (the checkpointer thread)") {
+    const std::string path = coloc::test::scratch("checkpoint.db");
+    Store s(path);
+    auto db_bytes = [&] { return std::filesystem::file_size(path); };
+    const auto empty = db_bytes();
+    // Well past the checkpoint threshold (kPages of WAL): a placement with 4 KB of
+    // alternatives takes a page or two of its own.
+    const std::string big(4000, 'x');
+    for (std::int64_t id = 1; id <= 2 * WalCheckpointer::kPages; ++id) {
+        PlacementRow p = placement(id, "n1", {0});
+        p.alternatives = "\"" + big + "\"";
+        s.record_placement(job(id, 1000), p, {});
+    }
+    // The checkpointer's thread copies them: the database file grows without another commit.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (db_bytes() < empty + 4 * 1024 * 1024 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(db_bytes() >= empty + 4 * 1024 * 1024);
+    CHECK(s.job(2 * WalCheckpointer::kPages).has_value());
 }
