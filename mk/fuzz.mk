@@ -2,15 +2,17 @@
 # ASan + UBSan into their own directory. Included by the top-level Makefile.
 #   make fuzz                     each target for FUZZ_SECONDS (default 60), seeds from
 #                                 tests/fuzz/corpus/<target>/; new inputs go to FUZZ_BUILD/corpus
-#   make fuzz-check               each target for FUZZ_CI_SECONDS (default 3) with a fixed seed:
-#                                 part of make check
+#   make fuzz-check               each target for FUZZ_CI_RUNS inputs (default 20000) from a fixed
+#                                 seed and the seed corpus alone, at most FUZZ_CI_SECONDS each:
+#                                 the same inputs on every machine; part of make check
 # A crash, leak, UB report or unexpected exception stops the run and leaves the input in
 # FUZZ_BUILD/crashes/; add it to the seed corpus once fixed.
 
 FUZZ_CXX        ?= clang++
 FUZZ_BUILD      ?= $(BUILD)/fuzz
 FUZZ_SECONDS    ?= 60
-FUZZ_CI_SECONDS ?= 3
+FUZZ_CI_SECONDS ?= 60
+FUZZ_CI_RUNS    ?= 20000
 FUZZ_FLAGS      := $(CXXSTD) -Wall -Wextra -O1 -g -fno-omit-frame-pointer \
                    -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_LDLIBS     := -lyaml-cpp -lmunge -lsodium -lslurm
@@ -40,6 +42,8 @@ fuzz: fuzz-build
 	@FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-check: fuzz-build
-	@FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SEED=1 tests/fuzz/run $(FUZZ_CI_SECONDS) $(FUZZ_TARGETS)
+	@rm -rf $(FUZZ_BUILD)/check-corpus
+	@FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_WORK=$(FUZZ_BUILD)/check-corpus FUZZ_SEED=1 FUZZ_RUNS=$(FUZZ_CI_RUNS) \
+	    tests/fuzz/run $(FUZZ_CI_SECONDS) $(FUZZ_TARGETS)
 
 -include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

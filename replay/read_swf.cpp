@@ -1,3 +1,4 @@
+#include <cmath>
 #include <istream>
 
 #include "replay/reader_context.hpp"
@@ -10,6 +11,10 @@ namespace coloc::replay {
 // -1 = unknown; ';' starts a header comment. Fields used: 1 job number, 2 submit time, 3 wait
 // time, 4 run time, 5 allocated processors, 8 requested processors, 9 requested time, 11 status,
 // 12 user id, 15 queue number, 16 partition number. Processors are read as GPUs.
+// SWF fields are integers: beyond 1e15 a value is no real log's, and would overflow the
+// conversions below.
+constexpr double kMaxField = 1e15;
+
 void read_swf(std::istream& in, Trace& trace, const ReadOptions& options) {
     ReaderContext ctx(trace, options);
     std::string line;
@@ -30,6 +35,9 @@ void read_swf(std::istream& in, Trace& trace, const ReadOptions& options) {
             auto n = parse_number(f[i]);
             if (!n) {
                 ctx.bad(lineno, "field " + std::to_string(i + 1) + " '" + std::string(f[i]) + "' is not a number");
+                ok = false;
+            } else if (std::fabs(*n) > kMaxField) {
+                ctx.bad(lineno, "field " + std::to_string(i + 1) + " '" + std::string(f[i]) + "' is out of range");
                 ok = false;
             } else {
                 v[i] = *n;
@@ -55,6 +63,10 @@ void read_swf(std::istream& in, Trace& trace, const ReadOptions& options) {
         job.run_time = v[3];
         if (v[2] >= 0) job.recorded_start = v[1] + v[2];
         double procs = v[4] > 0 ? v[4] : v[7];
+        if (procs > kMaxCount) {
+            ctx.bad(lineno, "processor count " + std::string(f[v[4] > 0 ? 4 : 7]) + " is over " + std::to_string(kMaxCount));
+            continue;
+        }
         job.gpus = procs > 0 ? static_cast<int>(procs) : 0;
         job.time_limit = v[8] > 0 ? v[8] : 0;
         static const char* kStatus[] = {"FAILED", "COMPLETED", "PARTIAL", "PARTIAL", "PARTIAL", "CANCELLED"};

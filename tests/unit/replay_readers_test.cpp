@@ -244,6 +244,18 @@ TEST_CASE("SWF: header comments, unknown fields, bad lines") {
     CHECK(t.bad_lines[0].line == 6);
     CHECK(t.bad_lines[1].line == 7);
     CHECK(error_of(text, TraceFormat::Swf).find("t.log:6: 6 fields where SWF has 18") == 0);
+
+    // Values no real log has, which would overflow a conversion (found by fuzzing): bad lines.
+    std::string huge =
+        "1 0 0 100 2.2e61 -1 -1 1 -1 -1 1 9 1 -1 1 -1 -1 -1\n"
+        "2 0 0 100 1 -1 -1 1 -1 -1 1 9 1 -1 1 9e300 -1 -1\n"
+        "3 0 0 100 2000000 -1 -1 1 -1 -1 1 9 1 -1 1 -1 -1 -1\n";
+    Trace h = read(huge, TraceFormat::Swf, true);
+    CHECK(h.jobs.empty());
+    CHECK(h.bad == 3);
+    CHECK(error_of(huge, TraceFormat::Swf).find("t.log:1: field 5 '2.2e61' is out of range") == 0);
+    CHECK(error_of("3 0 0 100 2000000 -1 -1 1 -1 -1 1 9 1 -1 1 -1 -1 -1\n", TraceFormat::Swf)
+              .find("t.log:1: processor count 2000000 is over 1000000") == 0);
 }
 
 TEST_CASE("Helios/Philly CSV: by header name, datetimes or seconds, intervals") {
