@@ -76,6 +76,13 @@ CREATE TABLE steering_advice (
     advice   TEXT NOT NULL
 );
 )sql",
+        // 4 -> 5: a job's later neighbours are found by where and when they started (one index
+        // page per placement), not by their id (one page per neighbour: every placement wrote
+        // into the index pages of all the jobs already on its node).
+        R"sql(
+CREATE INDEX colocations_at ON colocations(node, start);
+DROP INDEX colocations_b;
+)sql",
     };
     return list;
 }
@@ -102,8 +109,25 @@ UPDATE jobs SET start = COALESCE(start, ?2), state = CASE WHEN state = 'placed' 
 WHERE job_id = ?1)";
 constexpr const char* kClosePlacement = R"(
 UPDATE placements SET ended = ?3 WHERE job_id = ?1 AND node = ?2 AND ended IS NULL)";
-constexpr const char* kCloseColocations = R"(
-UPDATE colocations SET end = ?3 WHERE (job_a = ?1 OR job_b = ?1) AND node = ?2 AND end IS NULL)";
+// A job's pairs: those it opened when placed (it is job_a), and those opened by jobs placed
+// beside it later (it is job_b: on its node, while it ran there). A pair stops sharing when
+// the first of the two ends on the pair's node, that is when the first of their placements
+// there closed: the end is read from the placements rather than written into every
+// neighbour's row at each end (rows stored before schema 5 keep the end written then).
+constexpr const char* kColocationsOf = R"(
+SELECT c.job_a, c.job_b, c.node, c.sharing, c.start,
+       COALESCE(c.end, CASE WHEN a.ended IS NULL THEN b.ended
+                            WHEN b.ended IS NULL THEN a.ended
+                            ELSE min(a.ended, b.ended) END)
+FROM colocations c
+LEFT JOIN placements a ON a.job_id = c.job_a AND a.node = c.node
+LEFT JOIN placements b ON b.job_id = c.job_b AND b.node = c.node
+WHERE c.id IN (SELECT id FROM colocations WHERE job_a = ?1
+               UNION ALL
+               SELECT n.id FROM placements p JOIN colocations n
+                   ON n.node = p.node AND n.start BETWEEN p.created AND COALESCE(p.ended, 9223372036854775807)
+               WHERE p.job_id = ?1 AND n.job_b = ?1)
+ORDER BY c.id)";
 constexpr const char* kEndJob = R"(
 UPDATE jobs SET end = ?2, exit_status = ?3, elapsed_s = ?4, state = 'ended', end_reason = NULL WHERE job_id = ?1)";
 constexpr const char* kEndJobByColocd = R"(
@@ -117,7 +141,7 @@ constexpr const char* kPlacementColumns =
 
 struct Store::Statements {
     Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement,
-        close_colocations, end_job, end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements,
+        end_job, end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements,
         colocations_of, count_jobs, save_params, load_params, insert_observation, count_observations,
         insert_advice, select_advice;
 
@@ -127,7 +151,6 @@ struct Store::Statements {
           insert_colocation(db, sql::kInsertColocation),
           mark_started(db, sql::kMarkStarted),
           close_placement(db, sql::kClosePlacement),
-          close_colocations(db, sql::kCloseColocations),
           end_job(db, sql::kEndJob),
           end_job_by_colocd(db, sql::kEndJobByColocd),
           job(db, std::string("SELECT ") + sql::kJobColumns + " FROM jobs WHERE job_id = ?1"),
@@ -138,8 +161,7 @@ struct Store::Statements {
                                 " FROM placements WHERE job_id = ?1 ORDER BY decision"),
           open_placements(db, std::string("SELECT ") + sql::kPlacementColumns +
                                   " FROM placements WHERE ended IS NULL ORDER BY decision"),
-          colocations_of(db, "SELECT job_a, job_b, node, sharing, start, end FROM colocations "
-                             "WHERE job_a = ?1 OR job_b = ?1 ORDER BY id"),
+          colocations_of(db, sql::kColocationsOf),
           count_jobs(db, "SELECT count(*) FROM jobs"),
           save_params(db, "INSERT INTO model_params (name, params, updated) VALUES (?1, ?2, ?3) "
                           "ON CONFLICT (name) DO UPDATE SET params = excluded.params, updated = excluded.updated"),
@@ -208,6 +230,9 @@ Store::Store(const std::string& path, bool synchronous_full, BacklogSettings bac
     db_->exec("PRAGMA foreign_keys=ON");
     // The pages a place or end touches stay in memory (SQLite's default is 2 MB); 64 MB.
     db_->exec("PRAGMA cache_size=-65536");
+    // Each request's writes are a savepoint in its round's transaction: their undo records stay
+    // in memory rather than in a temporary file created and removed per request.
+    db_->exec("PRAGMA temp_store=MEMORY");
     migrate();
     st_ = std::make_unique<Statements>(db_->handle());
     Statement next(db_->handle(), sql::kNextDecision);
@@ -291,12 +316,10 @@ void Store::apply(const StoreWrite& write) {
         st_->mark_started.reset().bind(1, s->job_id).bind(2, s->time).run();
     } else if (const auto* e = std::get_if<EndedWrite>(&write)) {
         st_->close_placement.reset().bind(1, e->job_id).bind(2, e->node).bind(3, e->time).run();
-        st_->close_colocations.reset().bind(1, e->job_id).bind(2, e->node).bind(3, e->time).run();
         if (e->job_done)
             st_->end_job.reset().bind(1, e->job_id).bind(2, e->time).bind(3, e->exit_status).bind(4, e->elapsed_s).run();
     } else if (const auto* c = std::get_if<ClosedWrite>(&write)) {
         st_->close_placement.reset().bind(1, c->job_id).bind(2, c->node).bind(3, c->time).run();
-        st_->close_colocations.reset().bind(1, c->job_id).bind(2, c->node).bind(3, c->time).run();
         if (c->job_done) {
             auto& s = st_->end_job_by_colocd.reset().bind(1, c->job_id).bind(2, c->time).bind(4, c->reason);
             if (c->exit_status) s.bind(3, *c->exit_status);

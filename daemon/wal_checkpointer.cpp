@@ -24,9 +24,11 @@ WalCheckpointer::~WalCheckpointer() {
 
 int WalCheckpointer::on_commit(void* self, sqlite3* db, const char* name, int pages) {
     auto* me = static_cast<WalCheckpointer*>(self);
+    if (pages < me->woken_at_) me->woken_at_ = 0;  // the WAL started again
     if (pages >= kInlinePages) {
         sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
-    } else if (pages >= kPages && !me->due_.exchange(true)) {
+    } else if (pages >= me->woken_at_ + kPages && !me->due_.exchange(true)) {
+        me->woken_at_ = pages;
         std::lock_guard lock(me->mutex_);
         me->wake_.notify_one();
     }

@@ -2,8 +2,10 @@
 // checkpoint copies the WAL's pages into the database file and syncs it: SQLite would otherwise
 // do that on the committing connection, in the middle of a commit, so that every thousandth
 // commit (and every reply waiting on it) pays for the copy and the sync. The committing
-// connection's WAL hook wakes this thread instead; only if the WAL grows past kInlinePages (this
-// thread cannot keep up) does the committing connection checkpoint itself, as SQLite would.
+// connection's WAL hook wakes this thread instead, once per kPages pages added to the WAL.
+// Copying beside a writer rarely catches up with it, and only a fully copied WAL starts again
+// from its beginning; so when the WAL reaches kInlinePages the committing connection copies
+// the few pages left itself, between two rounds, and its next write starts the WAL afresh.
 #pragma once
 
 #include <atomic>
@@ -24,8 +26,8 @@ public:
     WalCheckpointer(const WalCheckpointer&) = delete;
     WalCheckpointer& operator=(const WalCheckpointer&) = delete;
 
-    static constexpr int kPages = 1000;          // SQLite's own automatic checkpoint threshold
-    static constexpr int kInlinePages = 50'000;  // about 200 MB of WAL: checkpoint on the spot
+    static constexpr int kPages = 1000;         // SQLite's own automatic checkpoint threshold
+    static constexpr int kInlinePages = 8'000;  // about 32 MB of WAL: finish the copy on the spot
 
 private:
     static int on_commit(void* self, sqlite3* db, const char* name, int pages);
@@ -36,6 +38,7 @@ private:
     std::mutex mutex_;
     std::condition_variable wake_;
     std::atomic<bool> due_{false};
+    int woken_at_ = 0;  // WAL pages when this thread was last woken (committing thread only)
     bool stop_ = false;
     std::thread thread_;
 };

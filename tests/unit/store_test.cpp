@@ -77,6 +77,38 @@ TEST_CASE("store: placements, starts, ends and co-location intervals round trip"
     CHECK(s.count_jobs() == 2);
 }
 
+TEST_CASE("store: a job's pairs, and each ends when the first of the two ends on the pair's node") {
+    Store s(coloc::test::scratch("pairs.db"));
+    PlacementRow p1 = placement(1, "n1", {0}), p2 = placement(2, "n1", {0});
+    PlacementRow p3 = placement(3, "n2", {0}), p4 = placement(4, "n2", {0});
+    s.record_placement(job(1, 1), p1, {});
+    s.record_placement(job(2, 1), p2, {{2, 1, "n1", "gpu", 1000, std::nullopt}});
+    s.record_placement(job(3, 1), p3, {});
+    s.record_placement(job(4, 1), p4, {{4, 3, "n2", "node", 1000, std::nullopt}});  // not job 1's
+    auto open = s.colocations_of(1);
+    REQUIRE(open.size() == 1);
+    CHECK(open[0].job_a == 2);
+    CHECK_FALSE(open[0].end);
+
+    s.record_ended(2, "n1", 1200, 0, 200, true);
+    PlacementRow p5 = placement(5, "n1", {1});
+    p5.created = 1250;
+    s.record_placement(job(5, 1), p5, {{5, 1, "n1", "node", 1250, std::nullopt}});
+    s.record_ended(1, "n1", 1300, 0, 300, true);  // after job 2 had gone: that pair ended at 1200
+    auto after = s.colocations_of(1);
+    REQUIRE(after.size() == 2);
+    CHECK(after[0].job_a == 2);
+    CHECK(after[0].end.value_or(0) == 1200);
+    CHECK(after[1].job_a == 5);
+    CHECK(after[1].sharing == "node");
+    CHECK(after[1].end.value_or(0) == 1300);
+    REQUIRE(s.colocations_of(3).size() == 1);
+    CHECK_FALSE(s.colocations_of(3)[0].end);
+    s.record_ended(4, "n2", 1400, 0, 400, true);
+    CHECK(s.colocations_of(3)[0].end.value_or(0) == 1400);
+    CHECK(s.colocations_of(5).size() == 1);
+}
+
 TEST_CASE("store: a second placement for the same job and node is refused, nothing half-written") {
     Store s(coloc::test::scratch("dup.db"));
     PlacementRow a = placement(5, "n1", {0});
