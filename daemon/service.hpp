@@ -179,7 +179,7 @@ private:
     std::optional<place::JobRequest> whole_job_request(const proto::PlaceRequest& r,
                                                        const model::JobProfile& profile);
     // Stores and applies a whole-job decision; the asking node's reply.
-    proto::json record_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
+    std::optional<proto::json> record_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
                                  const place::JobRequest& request, const place::Candidate& chosen, GpuMode mode,
                                  const std::string& note, std::int64_t now);
     // How long a narrow job's first request waits for slurmctld to tell every node's GPUs. The

@@ -97,6 +97,8 @@ std::optional<json> Service::place_whole_narrow_job(const proto::PlaceRequest& r
     if (!answer.gpus) return node_by_node(answer.error);
     // What slurmctld tells must agree with the step that asks and with colocd.yaml before it
     // decides anything: each node's plugin applies only GPUs of its own node's allocation.
+    std::vector<int> step_gpus = r.slurm_gpus;
+    std::sort(step_gpus.begin(), step_gpus.end());
     std::size_t count = 0;
     for (const auto& [name, gpus] : answer.gpus->nodes) {
         const int n = cfg_.topology.node_index(name);
@@ -108,11 +110,13 @@ std::optional<json> Service::place_whole_narrow_job(const proto::PlaceRequest& r
             if (g >= exist)
                 return node_by_node("Slurm gave it GPU " + std::to_string(g) + " on " + name + ", which has " +
                                     std::to_string(exist) + " GPUs in " + cfg_.path);
+        for (const auto& [seen, _] : request->allowed_gpus_per_node)
+            if (seen == n) return node_by_node("slurmctld lists " + name + " twice");
         if (count > 0 && gpus.size() != count)
             return node_by_node("Slurm gave it " + std::to_string(count) + " GPUs on one node and " +
                                 std::to_string(gpus.size()) + " on " + name);
         count = gpus.size();
-        if (name == r.node && gpus != r.slurm_gpus)
+        if (name == r.node && gpus != step_gpus)
             return node_by_node("the step on " + name + " holds GPUs " + proto::gpu_list(r.slurm_gpus) +
                                 ", the job " + proto::gpu_list(gpus));
         request->allowed_gpus_per_node.emplace_back(n, gpus);
@@ -137,7 +141,7 @@ std::optional<json> Service::place_whole_narrow_job(const proto::PlaceRequest& r
                             std::string(", Slurm's GPUs from slurmctld in ") + waited + " ms", now);
 }
 
-json Service::record_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
+std::optional<json> Service::record_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
                                const place::JobRequest& request, const place::Candidate& chosen, GpuMode mode,
                                const std::string& note, std::int64_t now) {
     const JobRow job = placed_job_row(r, now);
@@ -179,7 +183,7 @@ json Service::record_whole_job(const proto::PlaceRequest& r, const model::JobPro
     steering_.mark_dirty();
     ++counters_.placements;
     metrics_.predicted_slowdown.observe(chosen.job_slowdown);
-    if (!mine) return {};  // cannot happen: the asking node is one of the job's
+    if (!mine) return std::nullopt;  // cannot happen: the asking node is one of the job's
     return mine->to_json();
 }
 

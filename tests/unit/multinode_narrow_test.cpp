@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "daemon/log.hpp"
@@ -205,10 +206,11 @@ TEST_CASE("narrow multi-node: when slurmctld cannot tell, or tells what does not
         CHECK(subset(gpus(other), {2, 3}));
     }
     SUBCASE("slurmctld is too slow") {
-        std::atomic<bool> release{false};
+        // Shared with the query's thread, which outlives the service.
+        auto release = std::make_shared<std::atomic<bool>>(false);
         {
-            Service s(narrow_config(test::scratch("narrow-mn-slow.db")), [&](std::int64_t id) {
-                while (!release) std::this_thread::sleep_for(1ms);
+            Service s(narrow_config(test::scratch("narrow-mn-slow.db")), [release](std::int64_t id) {
+                while (!*release) std::this_thread::sleep_for(1ms);
                 return JobGpus{id, {{"n1", {0, 1}}, {"n2", {2, 3}}}};
             });
             const auto t0 = std::chrono::steady_clock::now();
@@ -217,7 +219,12 @@ TEST_CASE("narrow multi-node: when slurmctld cannot tell, or tells what does not
             REQUIRE(r["ok"] == true);
             CHECK(s.cluster().find(5)->where.size() == 1);
         }
-        release = true;
+        *release = true;
+    }
+    SUBCASE("the step lists its GPUs in another order: still one placement") {
+        Service s(narrow_config(test::scratch("narrow-mn-order.db")), slurm_says({{"n1", {0, 1}}, {"n2", {2, 3}}}));
+        REQUIRE(place_narrow(s, 5, "n1", {1, 0})["ok"] == true);
+        CHECK(s.cluster().find(5)->where.size() == 2);
     }
     // Each of these would give some node's plugin GPUs it does not hold: refused as a whole.
     const std::vector<std::pair<const char*, std::vector<std::pair<std::string, std::vector<int>>>>> wrong = {
@@ -226,6 +233,7 @@ TEST_CASE("narrow multi-node: when slurmctld cannot tell, or tells what does not
         {"a node missing", {{"n1", {0, 1}}}},
         {"a GPU colocd.yaml does not have", {{"n1", {0, 1}}, {"n2", {3, 4}}}},
         {"counts that differ", {{"n1", {0, 1}}, {"n2", {1, 2, 3}}}},
+        {"a node listed twice", {{"n1", {0, 1}}, {"n1", {0, 1}}}},
     };
     for (const auto& [what, nodes] : wrong) {
         CAPTURE(what);
