@@ -53,7 +53,7 @@ const Service::Route Service::kRoutes[] = {
     {"metrics", &Service::on_metrics}, {"steering", &Service::on_steering},
 };
 
-Service::Service(Config config)
+Service::Service(Config config, JobGpusLookup::Query job_gpus)
     : cfg_(std::move(config)),
       access_(cfg_.admins, cfg_.slurm_user),
       store_(cfg_.database, false, {cfg_.database_backlog_max, cfg_.database_retry_s, cfg_.database_retry_max_s}),
@@ -61,7 +61,8 @@ Service::Service(Config config)
       model_(model::make_model(cfg_.model, catalogue_)),
       policy_(*model_),
       cluster_(cfg_.topology),
-      started_at_(now_s()) {
+      started_at_(now_s()),
+      job_gpus_(std::move(job_gpus)) {
     load_learned_params();
     recover_running_jobs();
 }
@@ -265,6 +266,8 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
         if (g >= gpu_count)
             throw ProtoError(code::kBadField, "field 'slurm_gpus': GPU " + std::to_string(g) + " does not exist on " +
                                                   r.node + " (" + std::to_string(gpu_count) + " GPUs)");
+    if (mode == GpuMode::Narrow && !r.slurm_gpus.empty() && r.job_nodes.size() > 1)
+        if (auto whole = place_whole_narrow_job(r, *profile, now)) return *whole;
     if (mode == GpuMode::Bind) {
         if (r.slots < 1) throw ProtoError(code::kBadField, "field 'slots': bind mode needs the number of GPU slots");
         request.gpus_per_node = r.slots;

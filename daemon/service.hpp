@@ -15,6 +15,7 @@
 #include "daemon/config.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/reconcile_runner.hpp"
+#include "daemon/slurm_job_gpus.hpp"
 #include "daemon/slurm_nodes.hpp"
 #include "daemon/steering.hpp"
 #include "daemon/store.hpp"
@@ -43,7 +44,8 @@ struct Counters {
 
 class Service {
 public:
-    explicit Service(Config config);
+    // `job_gpus` asks slurmctld for a job's GPUs on each node (narrow jobs on several nodes).
+    explicit Service(Config config, JobGpusLookup::Query job_gpus = load_job_gpus);
     ~Service();
 
     // Handles one request's bytes and returns the reply's bytes (a round of one). Never throws.
@@ -165,10 +167,26 @@ private:
     // A scored candidate for explain: where, the job's slowdown, and per neighbour its slowdown
     // before and after and what it would share with the job (gpu ... link).
     void write_candidate(AlternativesWriter& out, const place::Candidate& c) const;
-    // Bind mode, a job on several nodes: places all of them at once (daemon/service_multinode.cpp);
-    // nullopt when the request is to be placed node by node.
+    // A job on several nodes: places all of them at once (daemon/service_multinode.cpp); nullopt
+    // when the request is to be placed node by node. Bind mode places r.slots on each node;
+    // narrow mode asks slurmctld for each node's GPUs first and places within them.
     std::optional<proto::json> place_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
                                                std::int64_t now);
+    std::optional<proto::json> place_whole_narrow_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
+                                                      std::int64_t now);
+    // The request over all the job's nodes, or nullopt when it is to be placed node by node (part
+    // of it placed already, a node colocd does not describe, one node only).
+    std::optional<place::JobRequest> whole_job_request(const proto::PlaceRequest& r,
+                                                       const model::JobProfile& profile);
+    // Stores and applies a whole-job decision; the asking node's reply.
+    std::optional<proto::json> record_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
+                                 const place::JobRequest& request, const place::Candidate& chosen, GpuMode mode,
+                                 const std::string& note, std::int64_t now);
+    // How long a narrow job's first request waits for slurmctld to tell every node's GPUs. The
+    // plugin waits 250 ms for colocd by default (munge, fork and the round trip take some of it),
+    // and slurmctld here answers a job lookup in under 20 ms: 100 ms leaves room for both.
+    static constexpr std::chrono::milliseconds kJobGpusWait{100};
+    JobGpusLookup job_gpus_;
 };
 
 }  // namespace coloc::daemon

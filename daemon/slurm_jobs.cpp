@@ -13,71 +13,21 @@ extern "C" {
 #include <slurm/slurm_errno.h>
 }
 
+#include "daemon/gres_detail.hpp"
 #include "daemon/hostlist.hpp"
 #include "daemon/slurm_session.hpp"
 
 namespace coloc::daemon {
 
-namespace {
-
-// "0-1,3" -> {0, 1, 3}; garbage gives what could be read.
-std::vector<int> parse_index_ranges(const std::string& text) {
-    std::vector<int> out;
-    std::size_t i = 0;
-    while (i < text.size()) {
-        char* end = nullptr;
-        long a = std::strtol(text.c_str() + i, &end, 10);
-        if (end == text.c_str() + i) break;
-        i = static_cast<std::size_t>(end - text.c_str());
-        long b = a;
-        if (i < text.size() && text[i] == '-') {
-            b = std::strtol(text.c_str() + i + 1, &end, 10);
-            i = static_cast<std::size_t>(end - text.c_str());
-        }
-        for (long g = a; g <= b && g - a < 1024; ++g) out.push_back(static_cast<int>(g));
-        if (i < text.size() && text[i] == ',') ++i;
-    }
-    return out;
-}
-
-// Top-level items of a gres detail string: commas inside parentheses belong to IDX lists.
-std::vector<std::string> split_items(const std::string& detail) {
-    std::vector<std::string> items;
-    std::string cur;
-    int depth = 0;
-    for (char c : detail) {
-        if (c == '(') ++depth;
-        if (c == ')') --depth;
-        if (c == ',' && depth == 0) {
-            items.push_back(cur);
-            cur.clear();
-        } else {
-            cur += c;
-        }
-    }
-    if (!cur.empty()) items.push_back(cur);
-    return items;
-}
-
-}  // namespace
-
 SlurmJobNode parse_gres_detail(const std::string& node, const std::string& detail) {
     SlurmJobNode out;
     out.node = node;
-    for (const std::string& item : split_items(detail)) {
-        const std::string head = item.substr(0, item.find('('));
-        const std::string name = head.substr(0, head.find(':'));
-        if (name != "gpu" && name != "gpuslot") continue;
-        // The count is the last ':'-field of the head ("gpu:a100:2").
-        const auto colon = head.rfind(':');
-        const int count = colon == std::string::npos ? 0 : std::atoi(head.c_str() + colon + 1);
-        if (name == "gpu") {
-            if (auto idx = item.find("(IDX:"); idx != std::string::npos)
-                out.gpus = parse_index_ranges(item.substr(idx + 5, item.find(')', idx) - idx - 5));
-            out.gpu_count = count > 0 ? count : static_cast<int>(out.gpus.size());
-        } else if (out.gpu_count == 0) {
-            out.gpu_count = count;
-        }
+    try {
+        const NodeGres gres = parse_node_gres(detail);
+        out.gpus = gres.gpus;
+        out.gpu_count = gres.gpu_count > 0 ? gres.gpu_count : gres.slot_count;
+    } catch (const GresDetailError&) {
+        // Reconciliation adopts what it can: a detail it cannot read says nothing about GPUs.
     }
     return out;
 }

@@ -37,8 +37,8 @@ struct SlurmSnapshot {
 // naming the reason when there is no slurm.conf or slurmctld does not answer.
 SlurmSnapshot load_slurm_jobs();
 
-// "gpu:2(IDX:0-1)", "gpu:a100:1(IDX:3),gpuslot:1", "gpuslot:2": the GPUs and the count on one
-// node. Exposed for tests.
+// "gpu:2(IDX:0-1)", "gpu:a100:1(IDX:3),gpuslot(CNT:1)", "gpuslot(CNT:2)": the GPUs and the
+// count on one node (daemon/gres_detail.hpp); nothing when the detail does not parse.
 SlurmJobNode parse_gres_detail(const std::string& node, const std::string& detail);
 
 }  // namespace coloc::daemon

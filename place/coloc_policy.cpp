@@ -32,10 +32,7 @@ void eligible_into(const ClusterState& state, const JobRequest& request, int nod
     out.clear();
     const int gpus = state.topology().type_of(node).gpus;
     for (int g = 0; g < gpus; ++g)
-        if (state.free_slots(node, g) > 0 &&
-            (request.allowed_gpus.empty() ||
-             std::find(request.allowed_gpus.begin(), request.allowed_gpus.end(), g) != request.allowed_gpus.end()))
-            out.push_back(g);
+        if (state.free_slots(node, g) > 0 && request.allows(node, g)) out.push_back(g);
 }
 
 // A scored GPU set before its details (effects on each neighbour) are worked out.

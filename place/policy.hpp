@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/model.hpp"
@@ -21,6 +22,12 @@ struct JobRequest {
     int nodes = 1;
     std::vector<int> allowed_nodes;  // empty = any node (Slurm already chose when not empty)
     std::vector<int> allowed_gpus;   // narrow mode: the GPUs the step holds; empty = any
+    // Narrow mode on several nodes: the GPUs Slurm gave the job on each node (node, GPUs). A
+    // node listed here may use only its own list; allowed_gpus holds for the others.
+    std::vector<std::pair<int, std::vector<int>>> allowed_gpus_per_node;
+
+    // Whether the request may take `gpu` of `node` (one rule for every policy).
+    bool allows(int node, int gpu) const;
 };
 
 // The effect of one candidate placement, as the model predicts it.

@@ -6,11 +6,6 @@ namespace coloc::place {
 
 namespace {
 
-bool allowed_gpu(const JobRequest& request, int gpu) {
-    return request.allowed_gpus.empty() ||
-           std::find(request.allowed_gpus.begin(), request.allowed_gpus.end(), gpu) != request.allowed_gpus.end();
-}
-
 // Visits nodes offering at least k GPUs of `kind` in `order` until `visit` returns true.
 template <class Visit>
 void for_each_node(const ClusterState& state, Capacity kind, NodeOrder order, int k, Visit visit) {
@@ -65,7 +60,7 @@ std::vector<int> pick_gpus(const ClusterState& state, const JobRequest& request,
     const int count = state.topology().type_of(node).gpus;
     for (int g = 0; g < count; ++g) {
         const bool free = kind == Capacity::Idle ? state.used_slots(node, g) == 0 : state.free_slots(node, g) > 0;
-        if (free && allowed_gpu(request, g)) gpus.push_back(g);
+        if (free && request.allows(node, g)) gpus.push_back(g);
     }
     if (static_cast<int>(gpus.size()) < request.gpus_per_node) return {};
     if (order != GpuOrder::Index) {

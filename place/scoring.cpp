@@ -10,15 +10,18 @@ double lost_throughput(double slowdown, int gpus) { return gpus * (1.0 - 1.0 / s
 
 }  // namespace
 
+bool JobRequest::allows(int node, int gpu) const {
+    const std::vector<int>* allowed = &allowed_gpus;
+    for (const auto& [n, gpus] : allowed_gpus_per_node)
+        if (n == node) allowed = &gpus;
+    return allowed->empty() || std::find(allowed->begin(), allowed->end(), gpu) != allowed->end();
+}
+
 std::vector<int> eligible_gpus(const ClusterState& state, const JobRequest& request, int node) {
     std::vector<int> out;
     const int gpus = state.topology().type_of(node).gpus;
     for (int g = 0; g < gpus; ++g) {
-        if (state.free_slots(node, g) < 1) continue;
-        if (!request.allowed_gpus.empty() &&
-            std::find(request.allowed_gpus.begin(), request.allowed_gpus.end(), g) == request.allowed_gpus.end())
-            continue;
-        out.push_back(g);
+        if (state.free_slots(node, g) > 0 && request.allows(node, g)) out.push_back(g);
     }
     return out;
 }

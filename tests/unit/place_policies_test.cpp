@@ -135,6 +135,36 @@ TEST_CASE("simple policies keep to the allowed nodes and GPUs") {
     }
 }
 
+TEST_CASE("every policy keeps a multi-node job to each node's own allowed GPUs") {
+    Cluster c(3, 4, 1);
+    c.run(1, {{1, {0}}});  // a neighbour on n1, so that coloc has something to weigh
+    model::BaselineModel m;
+    for (const std::string& name : policy_names()) {
+        CAPTURE(name);
+        auto p = make_policy(name, &m);
+        JobRequest r = c.request(9, 2, 2);
+        r.allowed_nodes = {0, 1};
+        r.allowed_gpus = {0, 1};  // holds for no node here: both have their own lists
+        r.allowed_gpus_per_node = {{0, {2, 3}}, {1, {1, 3}}};
+        auto w = where_of(p->place(c.state, r));
+        REQUIRE(w.size() == 2);
+        CHECK(w[0].node == 0);
+        CHECK(w[0].gpus == std::vector<int>{2, 3});
+        CHECK(w[1].node == 1);
+        CHECK(w[1].gpus == std::vector<int>{1, 3});
+        // A node whose own list cannot hold the job stops it, whatever allowed_gpus says.
+        r.allowed_gpus_per_node = {{0, {2, 3}}, {1, {0, 3}}};  // GPU 0 of n1 is taken
+        CHECK_FALSE(p->place(c.state, r).placed);
+    }
+    JobRequest r = c.request(9, 1);
+    r.allowed_gpus = {2};
+    r.allowed_gpus_per_node = {{1, {3}}};
+    CHECK(r.allows(0, 2));
+    CHECK_FALSE(r.allows(0, 3));
+    CHECK(r.allows(1, 3));
+    CHECK_FALSE(r.allows(1, 2));
+}
+
 TEST_CASE("factory: names, the model coloc needs, errors that list the policies") {
     model::BaselineModel m;
     for (const auto& n : policy_names()) CHECK(make_policy(n, &m)->name() == n);
