@@ -199,7 +199,30 @@ Contributions ColocModel::contributions(const JobProfile& job, std::span<const N
 
 double ColocModel::slowdown(const JobProfile& job, std::span<const Neighbour> neighbours) const {
     if (neighbours.empty()) return 1.0;
-    return contributions(job, neighbours).slowdown();
+    std::uint64_t used = 0;
+    for (const Neighbour& n : neighbours)
+        if (n.where == Sharing::Gpu) used |= n.gpus ? n.gpus : 1;
+    if ((used & (used - 1)) == 0) return contributions(job, neighbours).slowdown();
+    // Same-GPU neighbours on several of the job's GPUs: contributions() in one pass (the hot
+    // path of multi-GPU placements), each GPU's delay summed, the slowest taken.
+    std::array<double, 64> on;
+    for (std::uint64_t bits = used; bits; bits &= bits - 1) on[static_cast<std::size_t>(__builtin_ctzll(bits))] = 0;
+    const TermVector& th = calibration_.theta();
+    double rest = 0;
+    for (const Neighbour& n : neighbours) {
+        int term = 0;
+        const double d = delta(job, n, term) * th[term] + residual(job, n, term);
+        if (n.where != Sharing::Gpu) {
+            rest += d;
+            continue;
+        }
+        for (std::uint64_t bits = n.gpus ? n.gpus : 1; bits; bits &= bits - 1)
+            on[static_cast<std::size_t>(__builtin_ctzll(bits))] += d;
+    }
+    double slowest = on[static_cast<std::size_t>(__builtin_ctzll(used))];
+    for (std::uint64_t bits = used; bits; bits &= bits - 1)
+        slowest = std::max(slowest, on[static_cast<std::size_t>(__builtin_ctzll(bits))]);
+    return std::max(1.0, 1.0 + slowest + rest);
 }
 
 void ColocModel::observe(const JobProfile& job, std::span<const Neighbour> neighbours, double measured) {

@@ -126,6 +126,11 @@ TEST_CASE("learning fits the slowest-GPU composition it predicts with") {
     const double l_alone_before = m.slowdown(r, std::vector<Neighbour>{on(m, "l", Sharing::Gpu, 0b10)});
     for (int i = 0; i < 200; ++i) m.observe(r, seen, 3.0);
     CHECK(m.slowdown(r, seen) == doctest::Approx(3.0).epsilon(0.02));
+    // What explain shows is what placement uses (slowdown() has a one-pass path of its own).
+    CHECK(m.contributions(r, seen).slowdown() == doctest::Approx(m.slowdown(r, seen)).epsilon(1e-12));
+    const std::vector<Neighbour> spread = {on(m, "h", Sharing::Gpu, 0b10), on(m, "l", Sharing::Gpu, 0b01),
+                                           on(m, "h", Sharing::Gpu, 0b01), on(m, "h", Sharing::Link)};
+    CHECK(m.contributions(r, spread).slowdown() == doctest::Approx(m.slowdown(r, spread)).epsilon(1e-12));
     // l's GPU did not set the pace, so nothing was learned about l beside r on a GPU.
     CHECK(m.calibration().theta()[kGpuTerm] > 0);
     const double l_alone_after = m.slowdown(r, std::vector<Neighbour>{on(m, "l", Sharing::Gpu, 0b10)});
