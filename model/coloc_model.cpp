@@ -1,6 +1,7 @@
 #include "model/coloc_model.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "model/defaults.hpp"
 #include "model/phase.hpp"
@@ -11,6 +12,12 @@ namespace {
 const JobProfile& builtin_default() {
     static const JobProfile p;
     return p;
+}
+
+// Whether `n` enters a prediction whose slowest GPU is `slowest` (-1: the job has no Gpu
+// neighbour, or all share the one GPU): Gpu neighbours on the job's other GPUs are hidden by it.
+bool counts(const Neighbour& n, int slowest) {
+    return n.where != Sharing::Gpu || slowest < 0 || ((n.gpus ? n.gpus : 1) >> slowest) & 1u;
 }
 
 int term_of(Sharing where) {
@@ -152,10 +159,36 @@ double ColocModel::residual(const JobProfile& job, const Neighbour& n, int term)
     return residuals_.get(job.id, n.profile->id, term);
 }
 
+int ColocModel::slowest_gpu(const JobProfile& job, std::span<const Neighbour> neighbours) const {
+    std::uint64_t used = 0;
+    for (const Neighbour& n : neighbours)
+        if (n.where == Sharing::Gpu) used |= n.gpus ? n.gpus : 1;
+    if (used == 0 || (used & (used - 1)) == 0) return -1;   // at most one GPU: nothing to choose
+    // Each GPU's time-slicing delay: the calibrated deltas and the pair residuals of the
+    // neighbours on it (those on two of the job's GPUs slow both). No allocation: 64 slots.
+    std::array<double, 64> on{};
+    const double th = calibration_.theta()[kGpuTerm];
+    for (const Neighbour& n : neighbours) {
+        if (n.where != Sharing::Gpu) continue;
+        int term = 0;
+        const double d = delta(job, n, term) * th + residual(job, n, term);
+        for (std::uint64_t bits = n.gpus ? n.gpus : 1; bits; bits &= bits - 1)
+            on[static_cast<std::size_t>(__builtin_ctzll(bits))] += d;
+    }
+    int slowest = __builtin_ctzll(used);
+    for (std::uint64_t bits = used; bits; bits &= bits - 1) {
+        const int g = __builtin_ctzll(bits);
+        if (on[static_cast<std::size_t>(g)] > on[static_cast<std::size_t>(slowest)]) slowest = g;
+    }
+    return slowest;
+}
+
 Contributions ColocModel::contributions(const JobProfile& job, std::span<const Neighbour> neighbours) const {
     Contributions c;
     const TermVector& th = calibration_.theta();
+    const int slowest = slowest_gpu(job, neighbours);
     for (const Neighbour& n : neighbours) {
+        if (!counts(n, slowest)) continue;
         int term = 0;
         const double d = delta(job, n, term) * th[term];
         (term == kGpuTerm ? c.gpu : term == kTopoTerm ? c.topo : c.link) += d;
@@ -166,15 +199,44 @@ Contributions ColocModel::contributions(const JobProfile& job, std::span<const N
 
 double ColocModel::slowdown(const JobProfile& job, std::span<const Neighbour> neighbours) const {
     if (neighbours.empty()) return 1.0;
-    return contributions(job, neighbours).slowdown();
+    std::uint64_t used = 0;
+    for (const Neighbour& n : neighbours)
+        if (n.where == Sharing::Gpu) used |= n.gpus ? n.gpus : 1;
+    if ((used & (used - 1)) == 0) return contributions(job, neighbours).slowdown();
+    // Same-GPU neighbours on several of the job's GPUs: contributions() in one pass (the hot
+    // path of multi-GPU placements), each GPU's delay summed, the slowest taken.
+    std::array<double, 64> on;
+    for (std::uint64_t bits = used; bits; bits &= bits - 1) on[static_cast<std::size_t>(__builtin_ctzll(bits))] = 0;
+    const TermVector& th = calibration_.theta();
+    double rest = 0;
+    for (const Neighbour& n : neighbours) {
+        int term = 0;
+        const double d = delta(job, n, term) * th[term] + residual(job, n, term);
+        if (n.where != Sharing::Gpu) {
+            rest += d;
+            continue;
+        }
+        for (std::uint64_t bits = n.gpus ? n.gpus : 1; bits; bits &= bits - 1)
+            on[static_cast<std::size_t>(__builtin_ctzll(bits))] += d;
+    }
+    double slowest = on[static_cast<std::size_t>(__builtin_ctzll(used))];
+    for (std::uint64_t bits = used; bits; bits &= bits - 1)
+        slowest = std::max(slowest, on[static_cast<std::size_t>(__builtin_ctzll(bits))]);
+    return std::max(1.0, 1.0 + slowest + rest);
 }
 
 void ColocModel::observe(const JobProfile& job, std::span<const Neighbour> neighbours, double measured) {
     if (neighbours.empty() || !(measured > 0)) return;
+    // Learns about the neighbours the prediction is made of: those on the job's slowest GPU
+    // (as the model now sees it) and those sharing less than a GPU.
+    const int slowest = slowest_gpu(job, neighbours);
     TermVector d = TermVector::Zero();
     double residual = 0;
     long seen = 0;   // how often the most familiar of these pairs was observed before
+    std::size_t counted = 0;
     for (const Neighbour& n : neighbours) {
+        if (!counts(n, slowest)) continue;
+        ++counted;
         int term = 0;
         const double x = delta(job, n, term);
         d[term] += x;
@@ -190,16 +252,17 @@ void ColocModel::observe(const JobProfile& job, std::span<const Neighbour> neigh
     double total = 0;
     const TermVector& th = calibration_.theta();
     for (const Neighbour& n : neighbours) {
+        if (!counts(n, slowest)) continue;
         int term = 0;
         const double x = delta(job, n, term);
         total += std::max(0.0, x * th[term]);
     }
     if (!cached(job)) return;   // residuals are kept per catalogue pair only
     for (const Neighbour& n : neighbours) {
-        if (!n.profile || !cached(*n.profile)) continue;
+        if (!counts(n, slowest) || !n.profile || !cached(*n.profile)) continue;
         int term = 0;
         const double c = std::max(0.0, delta(job, n, term) * th[term]);
-        const double share = total > 0 ? c / total : 1.0 / static_cast<double>(neighbours.size());
+        const double share = total > 0 ? c / total : 1.0 / static_cast<double>(counted);
         residuals_.add(job.id, n.profile->id, term, error * share);
     }
 }

@@ -1,11 +1,16 @@
 // coloc's interference model: same-GPU, same-node and shared-link terms, calibrated online.
 //
-//   slowdown(job) = max(1, 1 + th_gpu  * sum_{n on the GPU}        (1/speed_gpu(job, n) - 1)
+//   slowdown(job) = max(1, 1 + max_{g in the job's GPUs} gpu(g)
 //                           + th_node * sum_{n on island/switch/node} node_delta(job, n)
 //                           + th_link * sum_{n on a shared link}     link_delta(job, n)
-//                           + sum_n residual(job, n, level))
+//                           + sum_{n below the GPU level} residual(job, n, level))
+//   gpu(g) = sum_{n on GPU g} (th_gpu * (1/speed_gpu(job, n) - 1) + residual(job, n, gpu))
 // speed_gpu: gpu_share.hpp; node_delta: node_share.hpp; link_delta: phase.hpp. Neighbours on one
-// GPU add their delays (time-slicing: each one takes its share of the GPU away from the job).
+// GPU add their delays (time-slicing: each one takes its share of the GPU away from the job); a
+// job on several GPUs moves at the pace of its slowest one (Neighbour::gpus says which GPUs a
+// neighbour shares), while what it shares below the GPU is shared by all its GPUs and adds up.
+// A one-GPU job has one g: the sum over all its Gpu neighbours. Learning (observe) fits the
+// same composition: only the neighbours on the slowest GPU and those below the GPU level.
 // th and the residuals are learned from observations (learner.hpp); everything the model has
 // learned is in params_json().
 //
@@ -37,7 +42,7 @@ struct ColocParams {
     double residual_min_rate = 0.05; // slowest update rate of a pair residual
 };
 
-// Each term's share of a prediction (what `colocctl explain` shows).
+// Each term's share of a prediction (what `colocctl explain` shows); `gpu` is the slowest GPU's.
 struct Contributions {
     double gpu = 0, topo = 0, link = 0, residual = 0;
     double slowdown() const;
@@ -77,6 +82,9 @@ private:
     bool cached(const JobProfile& p) const;
     double gpu_speed_uncached(const JobProfile& a, const JobProfile& b) const;
     double delta(const JobProfile& job, const Neighbour& n, int& term) const;
+    // Bit index of the job's GPU whose Gpu neighbours slow it most; -1 when they all share one
+    // GPU (or there are none), so every neighbour counts.
+    int slowest_gpu(const JobProfile& job, std::span<const Neighbour> neighbours) const;
     double residual(const JobProfile& job, const Neighbour& n, int term) const;
 
     ProfileCatalogue catalogue_;

@@ -1,6 +1,7 @@
 // The interface the placement engine calls: predicted slowdown of a job given its neighbours.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,13 +24,23 @@ std::optional<Sharing> sharing_from_string(const std::string& text);
 // Node), and additionally once more with `Link` when both jobs send inter-node traffic over a
 // shared link (NIC or leaf uplink). A neighbour on another node appears only as `Link`.
 // Levels are nested: Island implies Switch implies Node for the costs the model charges.
+//
+// A job on several GPUs runs at the pace of its slowest one (data parallel, synchronous), so
+// for a Gpu neighbour it matters which of the job's GPUs it shares: `gpus` has bit i set when
+// it shares the job's i-th GPU, counted along the job's own GPU list (node by node, in the
+// order of its placements; a job with more than 64 GPUs folds bit i onto i % 64, which can only
+// overstate). The default, GPU 0, is right for every one-GPU job. Ignored at other levels.
 struct Neighbour {
     const JobProfile* profile = nullptr;
     Sharing where = Sharing::Node;
     // Offset of the neighbour's communication bursts relative to the job's, in seconds, when
     // known; unknown means the model assumes what jobs fall into (in step when periods match).
     std::optional<double> phase_offset_s;
+    std::uint64_t gpus = 1;
 };
+
+// The bit of the job's i-th GPU in Neighbour::gpus.
+inline std::uint64_t gpu_bit(int i) { return std::uint64_t{1} << (static_cast<unsigned>(i) & 63u); }
 
 class InterferenceModel {
 public:

@@ -288,6 +288,23 @@ const RunningJob* ClusterState::find(JobId id) const {
     return it == jobs_.end() ? nullptr : &it->second;
 }
 
+std::uint64_t shared_gpus(std::span<const int> mine, int first, std::span<const int> theirs) {
+    std::uint64_t bits = 0;
+    for (std::size_t i = 0; i < mine.size(); ++i)
+        if (std::find(theirs.begin(), theirs.end(), mine[i]) != theirs.end())
+            bits |= model::gpu_bit(first + static_cast<int>(i));
+    return bits ? bits : 1;
+}
+
+int gpus_before(const RunningJob& job, int node) {
+    int n = 0;
+    for (const Placement& p : job.where) {
+        if (p.node == node) return n;
+        n += static_cast<int>(p.gpus.size());
+    }
+    return n;
+}
+
 model::Sharing ClusterState::intra_node_sharing(const Placement& mine, const Placement& theirs) const {
     const NodeType& t = topo_->type_of(mine.node);
     model::Sharing best = model::Sharing::Node;
@@ -314,18 +331,22 @@ void ClusterState::neighbours_at(std::span<const Placement> where, bool multi_no
     // Multi-node neighbours on nodes without a known link (each once).
     thread_local std::vector<const RunningJob*> unlinked;
     unlinked.clear();
+    int first = 0;  // the job's GPUs on the placements before this one
     for (const Placement& mine : where) {
         const bool has_link = topo_->nodes()[mine.node].link >= 0;
         for (const RunningJob* them : node_job_ptrs_[mine.node]) {
             if (them->id == self) continue;
             const Placement* theirs = them->on_node(mine.node);
-            out.push_back({them->profile, intra_node_sharing(mine, *theirs), std::nullopt});
+            const model::Sharing level = intra_node_sharing(mine, *theirs);
+            out.push_back({them->profile, level, std::nullopt,
+                           level == model::Sharing::Gpu ? shared_gpus(mine.gpus, first, theirs->gpus) : 1});
             // Both jobs' inter-node traffic leaves this node through its NICs. A multi-node job
             // on a node with a link is on that link's list too, and counted there.
             if (multi_node && them->multi_node() && !has_link &&
                 std::find(unlinked.begin(), unlinked.end(), them) == unlinked.end())
                 unlinked.push_back(them);
         }
+        first += static_cast<int>(mine.gpus.size());
     }
     for (const RunningJob* them : unlinked) out.push_back({them->profile, model::Sharing::Link, std::nullopt});
     // Link neighbours, once per job even when it shares several links with this one: a job on

@@ -31,6 +31,12 @@ struct RunningJob {
     const Placement* on_node(int node) const;
 };
 
+// Which of a job's GPUs on one node (`mine`, whose first is the job's `first`-th GPU) another
+// job's GPUs on that node (`theirs`) include, as model::Neighbour::gpus bits (GPU 0 when none do).
+std::uint64_t shared_gpus(std::span<const int> mine, int first, std::span<const int> theirs);
+// How many of `job`'s GPUs come before its placement on `node` in its GPU list.
+int gpus_before(const RunningJob& job, int node);
+
 // A set of node indices as a bitset: O(1) insert/erase, ordered "next member after i" by word
 // scans. The capacity indexes below keep one per capacity value.
 class NodeSet {
@@ -125,8 +131,9 @@ public:
     const NodeSet& empty_nodes(int type) const { return empty_[static_cast<std::size_t>(type)]; }
 
     // The neighbours a job would have at `where` (excluding `self`), each at its tightest
-    // intra-node level, plus a Link entry when both jobs send inter-node traffic over a shared
-    // NIC or leaf link. Appends to `out`.
+    // intra-node level (at Gpu with the job's GPUs it shares, counted along `where`), plus a
+    // Link entry when both jobs send inter-node traffic over a shared NIC or leaf link.
+    // Appends to `out`.
     void neighbours_at(std::span<const Placement> where, bool multi_node, JobId self,
                        std::vector<model::Neighbour>& out) const;
     // The neighbours of a running job as it is now.

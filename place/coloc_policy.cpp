@@ -158,7 +158,8 @@ class NodeScorer {
 public:
     NodeScorer(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request, int node,
                LinkHarm* link, ColocCache* cache)
-        : state_(state), model_(model), request_(request), node_(node), multi_(link != nullptr) {
+        : state_(state), model_(model), request_(request), node_(node), multi_(link != nullptr),
+          by_set_(request.gpus_per_node > 1), need_set_(by_set_) {
         memo_.clear();
         ++generation_;
         link_only_.clear();
@@ -180,7 +181,11 @@ public:
                 r.before = model.slowdown(*job->profile, r.own);
             }
             r.gpus = job->gpu_count();
+            r.first = gpus_before(*job, node);
             r.after.fill(std::numeric_limits<double>::quiet_NaN());
+            r.after_gpu.clear();
+            // A resident on several GPUs here is slowed by the new job on the one it joins.
+            need_set_ = need_set_ || r.at->gpus.size() > 1;
             r.alone.fill(std::numeric_limits<double>::quiet_NaN());
         }
         const int l = state.topology().nodes()[static_cast<std::size_t>(node)].link;
@@ -211,7 +216,7 @@ public:
         c.loss = m.loss;
         c.harm = m.loss - lost_throughput(m.job_slowdown, static_cast<int>(gpus.size()));
         for (std::size_t i = 0; i < count_; ++i)
-            c.effects.push_back({residents_[i].job->id, residents_[i].before, residents_[i].after[levels_[i]]});
+            c.effects.push_back({residents_[i].job->id, residents_[i].before, after(i, levels_[i], &gpus)});
         for (const NeighbourEffect* e : link_only_) c.effects.push_back(*e);
         return c;
     }
@@ -244,9 +249,12 @@ private:
         const std::vector<model::Neighbour>& neighbours() const { return base ? *base : own; }
         double before = 1.0;
         int gpus = 0;
+        int first = 0;                       // its GPUs on earlier nodes (Neighbour::gpus)
         // Its slowdown with the new job, per kind of sharing (NaN = not worked out yet): it
-        // depends only on how it would share with the new job, not on the GPUs chosen.
+        // depends only on how it would share with the new job, and, when it has several GPUs
+        // here and shares one with the new job, on which of them (after_gpu, by GPU bits).
         std::array<double, 4> after{};
+        std::vector<std::pair<std::uint64_t, double>> after_gpu;
         // The new job's slowdown beside this resident alone, per kind of sharing (NaN = not yet).
         std::array<double, 4> alone{};
     };
@@ -270,19 +278,46 @@ private:
         levels_.clear();
         for (std::size_t i = 0; i < count_; ++i)
             levels_.push_back(static_cast<std::uint8_t>(state_.intra_node_sharing(mine, *residents_[i].at)));
-        return score_levels(levels_.data(), static_cast<int>(gpus.size()));
+        return score_levels(levels_.data(), static_cast<int>(gpus.size()), &gpus);
     }
 
-    // Scores levels_ (the signature), once per signature while it fits a 64-bit key.
-    // Scores levels_ (the signature), once per signature while it fits a 64-bit key. Stops as
-    // soon as the loss reaches bound_: a neighbour never makes a job faster, so the rest could
-    // only add to it (the result is then a lower bound, marked incomplete).
-    const Memo& score_levels(const std::uint8_t* lv, int gpus) {
+    // Resident i's slowdown with the new job on `gpus`, sharing `level` with it.
+    double after(std::size_t i, std::uint8_t level, const std::vector<int>* gpus) {
+        Resident& r = residents_[i];
+        const bool several = level == static_cast<std::uint8_t>(model::Sharing::Gpu) && r.at->gpus.size() > 1 && gpus;
+        const std::uint64_t bits = several ? shared_gpus(r.at->gpus, r.first, *gpus) : 1;
+        double* slot = &r.after[level];
+        if (several) {
+            auto it = std::find_if(r.after_gpu.begin(), r.after_gpu.end(), [&](const auto& e) { return e.first == bits; });
+            if (it == r.after_gpu.end()) it = r.after_gpu.insert(it, {bits, std::numeric_limits<double>::quiet_NaN()});
+            slot = &it->second;
+        }
+        if (std::isnan(*slot)) {
+            with_.assign(r.neighbours().begin(), r.neighbours().end());
+            with_.push_back({request_.profile, static_cast<model::Sharing>(level), std::nullopt, bits});
+            if (r.linked) with_.push_back({request_.profile, model::Sharing::Link, std::nullopt});
+            *slot = model_.slowdown(*r.job->profile, with_);
+        }
+        return *slot;
+    }
+
+    // Scores the GPU set `set` whose levels (the signature) are `lv`, once per signature while
+    // it fits a 64-bit key. A job moves at its slowest GPU's pace, so for a new job on several
+    // GPUs the levels do not tell what it costs (two residents that share one of its GPUs each
+    // cost less than two stacked on one): its signature is then the set itself. One GPU with
+    // the same levels as another holds the same jobs, and costs the same. Stops as soon as the
+    // loss reaches bound_: a neighbour never makes a job faster, so the rest could only add to
+    // it (the result is then a lower bound, marked incomplete).
+    const Memo& score_levels(const std::uint8_t* lv, int gpus, const std::vector<int>* set) {
         std::uint64_t key = 0;
-        const bool packed = count_ <= 21;
+        const bool packed = by_set_ ? set && std::all_of(set->begin(), set->end(), [](int g) { return g < 64; })
+                                    : count_ <= 21;
         Memo* known = nullptr;
         if (packed) {
-            for (std::size_t i = 0; i < count_; ++i) key |= std::uint64_t{lv[i]} << (3 * i);
+            if (by_set_)
+                for (int g : *set) key |= std::uint64_t{1} << g;
+            else
+                for (std::size_t i = 0; i < count_; ++i) key |= std::uint64_t{lv[i]} << (3 * i);
             if (Memo* m = find_memo(key)) {
                 if (m->complete || m->loss >= bound_) return *m;
                 known = m;
@@ -301,7 +336,9 @@ private:
         } else {
             mine_.clear();
             for (std::size_t i = 0; i < count_; ++i) {
-                mine_.push_back({residents_[i].job->profile, static_cast<model::Sharing>(lv[i]), std::nullopt});
+                const bool gpu = lv[i] == static_cast<std::uint8_t>(model::Sharing::Gpu);
+                mine_.push_back({residents_[i].job->profile, static_cast<model::Sharing>(lv[i]), std::nullopt,
+                                 gpu && by_set_ && set ? shared_gpus(*set, 0, residents_[i].at->gpus) : 1});
                 if (residents_[i].linked)
                     mine_.push_back({residents_[i].job->profile, model::Sharing::Link, std::nullopt});
             }
@@ -315,15 +352,8 @@ private:
                 m.complete = false;
                 break;
             }
-            Resident& r = residents_[i];
-            double& after = r.after[lv[i]];
-            if (std::isnan(after)) {
-                with_.assign(r.neighbours().begin(), r.neighbours().end());
-                with_.push_back({request_.profile, static_cast<model::Sharing>(lv[i]), std::nullopt});
-                if (r.linked) with_.push_back({request_.profile, model::Sharing::Link, std::nullopt});
-                after = model_.slowdown(*r.job->profile, with_);
-            }
-            m.loss += lost_throughput(after, r.gpus) - lost_throughput(r.before, r.gpus);
+            const Resident& r = residents_[i];
+            m.loss += lost_throughput(after(i, lv[i], set), r.gpus) - lost_throughput(r.before, r.gpus);
         }
         return keep_memo(m, known, packed);
     }
@@ -450,7 +480,7 @@ private:
                 std::sort(gpus_.begin(), gpus_.end());
                 return gpus_;
             };
-            visit(score_levels(row, k).loss, gpus);
+            visit(score_levels(row, k, need_set_ ? &gpus() : nullptr).loss, gpus);
             return;
         }
         if (taken > k || covered + suffix_[c] < k) return;
@@ -482,6 +512,8 @@ private:
     const JobRequest& request_;
     int node_;
     bool multi_;
+    bool by_set_;    // the new job takes several GPUs: signatures are GPU sets
+    bool need_set_;  // scoring needs the GPU set: by_set_, or a resident has several GPUs here
     std::size_t count_ = 0;
     std::size_t classes_used_ = 0;
     double link_harm_ = 0;

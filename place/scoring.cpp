@@ -87,8 +87,11 @@ Candidate score_candidate(const ClusterState& state, const model::InterferenceMo
         theirs.assign(load.neighbours.begin(), load.neighbours.end());
         NeighbourEffect e{other, load.slowdown, 1.0};
         for (const Placement& p : c.where)
-            if (const Placement* tp = them.on_node(p.node))
-                theirs.push_back({request.profile, state.intra_node_sharing(*tp, p), std::nullopt});
+            if (const Placement* tp = them.on_node(p.node)) {
+                const model::Sharing level = state.intra_node_sharing(*tp, p);
+                theirs.push_back({request.profile, level, std::nullopt,
+                                  level == model::Sharing::Gpu ? shared_gpus(tp->gpus, gpus_before(them, p.node), p.gpus) : 1});
+            }
         if (multi && them.multi_node()) theirs.push_back({request.profile, model::Sharing::Link, std::nullopt});
         e.after = model.slowdown(*them.profile, theirs);
         c.harm += lost_throughput(e.after, them.gpu_count()) - lost_throughput(e.before, them.gpu_count());
