@@ -18,6 +18,7 @@ std::vector<std::string> Service::handle_round(const std::vector<std::string_vie
     replies.reserve(requests.size());
     // Envelopes and credentials first, side by side; then the handlers, in order, in one
     // transaction.
+    job_gpus_left_ = kJobGpusWait;
     std::vector<Opened> opened(requests.size());
     openers_.for_each(requests.size(), [&](std::size_t i) { opened[i] = open(requests[i]); });
     std::string why;

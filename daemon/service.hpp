@@ -185,8 +185,11 @@ private:
     // How long a narrow job's first request waits for slurmctld to tell every node's GPUs. The
     // plugin waits 250 ms for colocd by default (munge, fork and the round trip take some of it),
     // and slurmctld here answers a job lookup in under 20 ms: 100 ms leaves room for both.
+    // The same 100 ms is all that one round of requests may wait for slurmctld altogether:
+    // several narrow jobs arriving together must not add their waits up past the plugin's.
     static constexpr std::chrono::milliseconds kJobGpusWait{100};
     JobGpusLookup job_gpus_;
+    std::chrono::microseconds job_gpus_left_{kJobGpusWait};  // reset by handle_round
 };
 
 }  // namespace coloc::daemon

@@ -93,7 +93,12 @@ std::optional<json> Service::place_whole_narrow_job(const proto::PlaceRequest& r
         log_info(job + " (narrow, " + std::to_string(request->nodes) + " nodes) is placed node by node: " + why);
         return std::nullopt;
     };
-    const JobGpusLookup::Answer answer = job_gpus_.ask(r.job_id, kJobGpusWait);
+    if (job_gpus_left_.count() <= 0)
+        return node_by_node("this round of requests has already waited " + std::to_string(kJobGpusWait.count()) +
+                            " ms for slurmctld");
+    const JobGpusLookup::Answer answer =
+        job_gpus_.ask(r.job_id, std::chrono::duration_cast<std::chrono::milliseconds>(job_gpus_left_));
+    job_gpus_left_ -= std::chrono::microseconds(static_cast<std::int64_t>(answer.seconds * 1e6));
     if (!answer.gpus) return node_by_node(answer.error);
     // What slurmctld tells must agree with the step that asks and with colocd.yaml before it
     // decides anything: each node's plugin applies only GPUs of its own node's allocation.

@@ -221,6 +221,46 @@ TEST_CASE("narrow multi-node: when slurmctld cannot tell, or tells what does not
         }
         *release = true;
     }
+    SUBCASE("several narrow jobs in one round wait for slurmctld 100 ms altogether") {
+        auto live = std::make_shared<std::atomic<int>>(0);  // queries still running
+        {
+            Service s(narrow_config(test::scratch("narrow-mn-round.db")), [live](std::int64_t id) {
+                ++*live;
+                std::this_thread::sleep_for(90ms);  // each answer in time alone, not three together
+                --*live;
+                return JobGpus{id, {{"n1", {0, 1}}, {"n2", {2, 3}}}};
+            });
+            std::vector<std::string> sealed;
+            for (std::int64_t job : {5, 6, 7}) {
+                proto::PlaceRequest r;
+                r.job_id = job;
+                r.job_uid = 1000;
+                r.node = "n1";
+                r.partition = "narrow";
+                r.slurm_gpus = {0, 1};
+                r.job_nodes = {"n1", "n2"};
+                sealed.push_back(proto::seal_request(r.to_json(), test::munge_socket()));
+            }
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto replies = s.handle_round({sealed[0], sealed[1], sealed[2]});
+            CHECK(std::chrono::steady_clock::now() - t0 < 200ms);  // 3 x 90 ms would be past the plugin's 250
+            for (const std::string& reply : replies) CHECK(json::parse(reply)["ok"] == true);
+            CHECK(s.cluster().find(5)->where.size() == 2);  // the first had all the time it needed
+            CHECK(s.cluster().find(6)->where.size() == 1);
+            CHECK(s.cluster().find(7)->where.size() == 1);
+            // The next round has its 100 ms again: once the query left over is done, a job is
+            // placed whole again.
+            bool whole = false;
+            const auto deadline = std::chrono::steady_clock::now() + 5s;
+            for (std::int64_t job = 8; !whole && std::chrono::steady_clock::now() < deadline; ++job) {
+                REQUIRE(place_narrow(s, job, "n1", {0, 1})["ok"] == true);
+                whole = s.cluster().find(static_cast<place::JobId>(job))->where.size() == 2;
+            }
+            CHECK(whole);
+        }
+        const auto deadline = std::chrono::steady_clock::now() + 5s;  // the query outlives the service
+        while (*live > 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    }
     SUBCASE("the step lists its GPUs in another order: still one placement") {
         Service s(narrow_config(test::scratch("narrow-mn-order.db")), slurm_says({{"n1", {0, 1}}, {"n2", {2, 3}}}));
         REQUIRE(place_narrow(s, 5, "n1", {1, 0})["ok"] == true);
