@@ -86,6 +86,8 @@ public:
     const Counters& counters() const { return counters_; }
     // What `colocctl metrics` and the HTTP endpoint show.
     MetricsSnapshot metrics() const;
+    // Credential checks of one round at once, besides the serving thread's own.
+    static constexpr int kOpeners = 3;
 
 private:
     using Handler = proto::json (Service::*)(const proto::Request&, const proto::Identity&);
@@ -108,8 +110,6 @@ private:
     };
     Opened open(std::string_view bytes) const;
     proto::json dispatch(Opened&& opened);  // the reply object, ok or error
-    // Credential checks of one round at once, besides the serving thread's own.
-    static constexpr int kOpeners = 3;
     WorkerPool openers_{kOpeners};
 
     proto::json on_place(const proto::Request&, const proto::Identity&);
