@@ -27,6 +27,17 @@ int term_of(Sharing where) {
     default: return kTopoTerm;
     }
 }
+
+// The job's GPUs that have Gpu neighbours, as Neighbour::gpus bits.
+std::uint64_t gpu_mask(std::span<const Neighbour> neighbours) {
+    std::uint64_t used = 0;
+    for (const Neighbour& n : neighbours)
+        if (n.where == Sharing::Gpu) used |= n.gpus ? n.gpus : 1;
+    return used;
+}
+
+bool several(std::uint64_t used) { return (used & (used - 1)) != 0; }
+
 }  // namespace
 
 double Contributions::slowdown() const { return std::max(1.0, 1.0 + gpu + topo + link + residual); }
@@ -159,22 +170,28 @@ double ColocModel::residual(const JobProfile& job, const Neighbour& n, int term)
     return residuals_.get(job.id, n.profile->id, term);
 }
 
-int ColocModel::slowest_gpu(const JobProfile& job, std::span<const Neighbour> neighbours) const {
-    std::uint64_t used = 0;
-    for (const Neighbour& n : neighbours)
-        if (n.where == Sharing::Gpu) used |= n.gpus ? n.gpus : 1;
-    if (used == 0 || (used & (used - 1)) == 0) return -1;   // at most one GPU: nothing to choose
-    // Each GPU's time-slicing delay: the calibrated deltas and the pair residuals of the
-    // neighbours on it (those on two of the job's GPUs slow both). No allocation: 64 slots.
-    std::array<double, 64> on{};
-    const double th = calibration_.theta()[kGpuTerm];
+void ColocModel::gpu_delays(const JobProfile& job, std::span<const Neighbour> neighbours, std::uint64_t used,
+                            std::array<double, 64>& on, double* rest) const {
+    for (std::uint64_t bits = used; bits; bits &= bits - 1) on[static_cast<std::size_t>(__builtin_ctzll(bits))] = 0;
+    const TermVector& th = calibration_.theta();
     for (const Neighbour& n : neighbours) {
-        if (n.where != Sharing::Gpu) continue;
+        if (n.where != Sharing::Gpu && !rest) continue;
         int term = 0;
-        const double d = delta(job, n, term) * th + residual(job, n, term);
+        const double d = delta(job, n, term) * th[term] + residual(job, n, term);
+        if (n.where != Sharing::Gpu) {
+            *rest += d;
+            continue;
+        }
         for (std::uint64_t bits = n.gpus ? n.gpus : 1; bits; bits &= bits - 1)
             on[static_cast<std::size_t>(__builtin_ctzll(bits))] += d;
     }
+}
+
+int ColocModel::slowest_gpu(const JobProfile& job, std::span<const Neighbour> neighbours) const {
+    const std::uint64_t used = gpu_mask(neighbours);
+    if (!several(used)) return -1;   // at most one GPU: nothing to choose
+    std::array<double, 64> on;       // no allocation: 64 slots
+    gpu_delays(job, neighbours, used, on, nullptr);
     int slowest = __builtin_ctzll(used);
     for (std::uint64_t bits = used; bits; bits &= bits - 1) {
         const int g = __builtin_ctzll(bits);
@@ -199,26 +216,13 @@ Contributions ColocModel::contributions(const JobProfile& job, std::span<const N
 
 double ColocModel::slowdown(const JobProfile& job, std::span<const Neighbour> neighbours) const {
     if (neighbours.empty()) return 1.0;
-    std::uint64_t used = 0;
-    for (const Neighbour& n : neighbours)
-        if (n.where == Sharing::Gpu) used |= n.gpus ? n.gpus : 1;
-    if ((used & (used - 1)) == 0) return contributions(job, neighbours).slowdown();
+    const std::uint64_t used = gpu_mask(neighbours);
+    if (!several(used)) return contributions(job, neighbours).slowdown();
     // Same-GPU neighbours on several of the job's GPUs: contributions() in one pass (the hot
     // path of multi-GPU placements), each GPU's delay summed, the slowest taken.
     std::array<double, 64> on;
-    for (std::uint64_t bits = used; bits; bits &= bits - 1) on[static_cast<std::size_t>(__builtin_ctzll(bits))] = 0;
-    const TermVector& th = calibration_.theta();
     double rest = 0;
-    for (const Neighbour& n : neighbours) {
-        int term = 0;
-        const double d = delta(job, n, term) * th[term] + residual(job, n, term);
-        if (n.where != Sharing::Gpu) {
-            rest += d;
-            continue;
-        }
-        for (std::uint64_t bits = n.gpus ? n.gpus : 1; bits; bits &= bits - 1)
-            on[static_cast<std::size_t>(__builtin_ctzll(bits))] += d;
-    }
+    gpu_delays(job, neighbours, used, on, &rest);
     double slowest = on[static_cast<std::size_t>(__builtin_ctzll(used))];
     for (std::uint64_t bits = used; bits; bits &= bits - 1)
         slowest = std::max(slowest, on[static_cast<std::size_t>(__builtin_ctzll(bits))]);

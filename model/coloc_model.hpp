@@ -18,6 +18,8 @@
 // precomputed (per profile-id pair) for the configured GPU type.
 #pragma once
 
+#include <array>
+
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <span>
@@ -85,6 +87,11 @@ private:
     // Bit index of the job's GPU whose Gpu neighbours slow it most; -1 when they all share one
     // GPU (or there are none), so every neighbour counts.
     int slowest_gpu(const JobProfile& job, std::span<const Neighbour> neighbours) const;
+    // Each of the job's GPUs in `used` (gpu_mask) gets its time-slicing delay in `on`: the
+    // calibrated deltas and pair residuals of the Gpu neighbours on it (one on two of the job's
+    // GPUs slows both). With `rest`, the other neighbours' delays are summed there.
+    void gpu_delays(const JobProfile& job, std::span<const Neighbour> neighbours, std::uint64_t used,
+                    std::array<double, 64>& on, double* rest) const;
     double residual(const JobProfile& job, const Neighbour& n, int term) const;
 
     ProfileCatalogue catalogue_;
