@@ -1,6 +1,15 @@
 #include "model/catalogue.hpp"
 
+#include <atomic>
+
 namespace coloc::model {
+
+namespace {
+std::uint64_t next_serial() {
+    static std::atomic<std::uint64_t> last{0};
+    return ++last;
+}
+}  // namespace
 
 ProfileCatalogue::ProfileCatalogue() {
     JobProfile def;
@@ -9,6 +18,7 @@ ProfileCatalogue::ProfileCatalogue() {
 }
 
 int ProfileCatalogue::intern(JobProfile profile) {
+    profile.serial = next_serial();
     auto it = ids_.find(profile.name);
     if (it != ids_.end()) {
         profile.id = it->second;

@@ -28,14 +28,6 @@ int term_of(Sharing where) {
     }
 }
 
-// The job's GPUs that have Gpu neighbours, as Neighbour::gpus bits.
-std::uint64_t gpu_mask(std::span<const Neighbour> neighbours) {
-    std::uint64_t used = 0;
-    for (const Neighbour& n : neighbours)
-        if (n.where == Sharing::Gpu) used |= n.gpus ? n.gpus : 1;
-    return used;
-}
-
 bool several(std::uint64_t used) { return (used & (used - 1)) != 0; }
 
 }  // namespace
@@ -56,6 +48,7 @@ void ColocModel::set_params(const ColocParams& params) {
                                   params.rls_forgetting != params_.rls_forgetting ||
                                   params.residual_min_rate != params_.residual_min_rate;
     params_ = params;
+    ++version_;
     if (learning_changed) {
         Calibration fresh(params_.rls_prior_var, params_.rls_noise_var, params_.rls_forgetting);
         fresh.set_state(calibration_.theta(), calibration_.covariance(), calibration_.updates());
@@ -89,6 +82,8 @@ void ColocModel::rebuild() {
         if (tables_[t].gpu_type() == params_.gpu_type) table_ = static_cast<int>(t);
 
     cache_size_ = 0;
+    serials_.clear();
+    for (const JobProfile& p : catalogue_.profiles()) serials_.push_back(p.serial);
     queries_.clear();
     for (const JobProfile& p : catalogue_.profiles()) queries_.push_back(query(p));
     const int n = catalogue_.size();
@@ -115,9 +110,12 @@ GpuQuery ColocModel::query(const JobProfile& p) const {
 // A profile is served from the caches only if it is the catalogue's profile of that id: the
 // engine may hand in profiles from another catalogue whose ids mean something else.
 bool ColocModel::cached(const JobProfile& p) const {
-    if (p.id < 0 || p.id >= catalogue_.size()) return false;
+    if (p.id < 0 || static_cast<std::size_t>(p.id) >= serials_.size()) return false;
+    // The serial first: no walk into the catalogue and no string compare on the hot path
+    // (colocd hands in profiles from its own copy of the catalogue).
+    if (p.serial != 0 && serials_[static_cast<std::size_t>(p.id)] == p.serial) return true;
     const JobProfile& mine = catalogue_.at(p.id);
-    return &mine == &p || mine.name == p.name;   // the address first: no string compare on the hot path
+    return &mine == &p || mine.name == p.name;
 }
 
 double ColocModel::gpu_speed_uncached(const JobProfile& a, const JobProfile& b) const {
@@ -170,32 +168,25 @@ double ColocModel::residual(const JobProfile& job, const Neighbour& n, int term)
     return residuals_.get(job.id, n.profile->id, term);
 }
 
-void ColocModel::gpu_delays(const JobProfile& job, std::span<const Neighbour> neighbours, std::uint64_t used,
-                            std::array<double, 64>& on, double* rest) const {
-    for (std::uint64_t bits = used; bits; bits &= bits - 1) on[static_cast<std::size_t>(__builtin_ctzll(bits))] = 0;
-    const TermVector& th = calibration_.theta();
-    for (const Neighbour& n : neighbours) {
-        if (n.where != Sharing::Gpu && !rest) continue;
-        int term = 0;
-        const double d = delta(job, n, term) * th[term] + residual(job, n, term);
-        if (n.where != Sharing::Gpu) {
-            *rest += d;
-            continue;
-        }
-        for (std::uint64_t bits = n.gpus ? n.gpus : 1; bits; bits &= bits - 1)
-            on[static_cast<std::size_t>(__builtin_ctzll(bits))] += d;
-    }
+double ColocModel::delay(const JobProfile& job, const Neighbour& n) const {
+    int term = 0;
+    const double d = delta(job, n, term);
+    return d * calibration_.theta()[term] + residual(job, n, term);
+}
+
+DelaySum ColocModel::delays(const JobProfile& job, std::span<const Neighbour> neighbours) const {
+    DelaySum sum;
+    for (const Neighbour& n : neighbours) sum.add(n.where, n.gpus, delay(job, n));
+    return sum;
 }
 
 int ColocModel::slowest_gpu(const JobProfile& job, std::span<const Neighbour> neighbours) const {
-    const std::uint64_t used = gpu_mask(neighbours);
-    if (!several(used)) return -1;   // at most one GPU: nothing to choose
-    std::array<double, 64> on;       // no allocation: 64 slots
-    gpu_delays(job, neighbours, used, on, nullptr);
-    int slowest = __builtin_ctzll(used);
-    for (std::uint64_t bits = used; bits; bits &= bits - 1) {
+    const DelaySum sum = delays(job, neighbours);
+    if (!several(sum.used)) return -1;   // at most one GPU: nothing to choose
+    int slowest = __builtin_ctzll(sum.used);
+    for (std::uint64_t bits = sum.used; bits; bits &= bits - 1) {
         const int g = __builtin_ctzll(bits);
-        if (on[static_cast<std::size_t>(g)] > on[static_cast<std::size_t>(slowest)]) slowest = g;
+        if (sum.on(g) > sum.on(slowest)) slowest = g;
     }
     return slowest;
 }
@@ -216,21 +207,12 @@ Contributions ColocModel::contributions(const JobProfile& job, std::span<const N
 
 double ColocModel::slowdown(const JobProfile& job, std::span<const Neighbour> neighbours) const {
     if (neighbours.empty()) return 1.0;
-    const std::uint64_t used = gpu_mask(neighbours);
-    if (!several(used)) return contributions(job, neighbours).slowdown();
-    // Same-GPU neighbours on several of the job's GPUs: contributions() in one pass (the hot
-    // path of multi-GPU placements), each GPU's delay summed, the slowest taken.
-    std::array<double, 64> on;
-    double rest = 0;
-    gpu_delays(job, neighbours, used, on, &rest);
-    double slowest = on[static_cast<std::size_t>(__builtin_ctzll(used))];
-    for (std::uint64_t bits = used; bits; bits &= bits - 1)
-        slowest = std::max(slowest, on[static_cast<std::size_t>(__builtin_ctzll(bits))]);
-    return std::max(1.0, 1.0 + slowest + rest);
+    return delays(job, neighbours).slowdown();
 }
 
 void ColocModel::observe(const JobProfile& job, std::span<const Neighbour> neighbours, double measured) {
     if (neighbours.empty() || !(measured > 0)) return;
+    ++version_;
     // Learns about the neighbours the prediction is made of: those on the job's slowest GPU
     // (as the model now sees it) and those sharing less than a GPU.
     const int slowest = slowest_gpu(job, neighbours);

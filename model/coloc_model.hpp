@@ -57,6 +57,12 @@ public:
 
     double slowdown(const JobProfile& job, std::span<const Neighbour> neighbours) const override;
     std::string name() const override { return "coloc"; }
+    bool additive() const override { return true; }
+    double delay(const JobProfile& job, const Neighbour& n) const override;
+    std::uint64_t version() const override { return version_; }
+    // Every neighbour's delay (calibrated term and pair residual) added up; slowdown() is its
+    // DelaySum::slowdown().
+    DelaySum delays(const JobProfile& job, std::span<const Neighbour> neighbours) const;
 
     Contributions contributions(const JobProfile& job, std::span<const Neighbour> neighbours) const;
     // Speed of `job` relative to solo beside `neighbour` on one GPU of the configured type,
@@ -87,22 +93,19 @@ private:
     // Bit index of the job's GPU whose Gpu neighbours slow it most; -1 when they all share one
     // GPU (or there are none), so every neighbour counts.
     int slowest_gpu(const JobProfile& job, std::span<const Neighbour> neighbours) const;
-    // Each of the job's GPUs in `used` (gpu_mask) gets its time-slicing delay in `on`: the
-    // calibrated deltas and pair residuals of the Gpu neighbours on it (one on two of the job's
-    // GPUs slows both). With `rest`, the other neighbours' delays are summed there.
-    void gpu_delays(const JobProfile& job, std::span<const Neighbour> neighbours, std::uint64_t used,
-                    std::array<double, 64>& on, double* rest) const;
     double residual(const JobProfile& job, const Neighbour& n, int term) const;
 
     ProfileCatalogue catalogue_;
     ColocParams params_;
     std::vector<ReferenceTable> tables_;
     int table_ = -1;                       // index in tables_ of params_.gpu_type
+    std::vector<std::uint64_t> serials_;   // per catalogue id: JobProfile::serial
     std::vector<GpuQuery> queries_;        // per catalogue id
     std::vector<double> gpu_cache_;        // size^2 same-GPU speeds
     int cache_size_ = 0;
     Calibration calibration_;
     PairResiduals residuals_;
+    std::uint64_t version_ = 0;
 };
 
 }  // namespace coloc::model

@@ -1,10 +1,12 @@
 // The interface the placement engine calls: predicted slowdown of a job given its neighbours.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "model/profile.hpp"
 
@@ -42,12 +44,48 @@ struct Neighbour {
 // The bit of the job's i-th GPU in Neighbour::gpus.
 inline std::uint64_t gpu_bit(int i) { return std::uint64_t{1} << (static_cast<unsigned>(i) & 63u); }
 
+// A job's neighbours' delays added up the way a job on several GPUs feels them: per GPU for
+// same-GPU neighbours (it runs at its slowest GPU's pace), in one sum for everything it shares
+// below the GPU. Kept apart so that the slowdown with one more neighbour costs O(1).
+struct DelaySum {
+    std::uint64_t used = 0;   // the job's GPUs (Neighbour::gpus bits) that have same-GPU delays
+    double rest = 0;          // delays of neighbours below the GPU level and on links
+    // The delay on GPU g (bit g of `used`; 0 when not set).
+    double on(int g) const;
+
+    // Adds a neighbour's delay: to each GPU in `gpus` (0 counts as GPU 0) when it shares one
+    // (where == Gpu), else to `rest`.
+    void add(Sharing where, std::uint64_t gpus, double delay);
+    // max(1, 1 + the slowest GPU's delay + rest).
+    double slowdown() const { return slowdown_with(0, 0, 0); }
+    // slowdown() with `on_gpus` more on each GPU in `gpus` and `on_rest` more on rest: one
+    // more neighbour (or two, a job beside it and on its link), without changing the sum.
+    double slowdown_with(std::uint64_t gpus, double on_gpus, double on_rest) const;
+
+private:
+    // Per GPU, meaningful for the bits in `used`: the first few inline (most jobs have at most
+    // 8 GPUs, and running jobs' sums are kept), the rest beside.
+    static constexpr int kInline = 8;
+    std::array<double, kInline> first_;
+    std::vector<double> more_;
+    double& slot(int g);
+};
+
 class InterferenceModel {
 public:
     virtual ~InterferenceModel() = default;
     // Predicted slowdown of `job` (time relative to solo, >= 1) given its neighbours.
     virtual double slowdown(const JobProfile& job, std::span<const Neighbour> neighbours) const = 0;
     virtual std::string name() const = 0;
+
+    // Whether slowdown() is DelaySum's composition of per-neighbour delays (delay()), so that a
+    // caller may add neighbours one at a time instead of predicting from the whole list again.
+    virtual bool additive() const { return false; }
+    // The delay `n` adds to `job` (only for an additive model).
+    virtual double delay(const JobProfile& /*job*/, const Neighbour& /*n*/) const { return 0; }
+    // Changes whenever the model's predictions may have changed (learning, new parameters), so
+    // that predictions kept by a caller can be dropped.
+    virtual std::uint64_t version() const { return 0; }
 };
 
 // Speed relative to solo, the figure users compare with their measurements.

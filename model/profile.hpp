@@ -1,6 +1,7 @@
 // A training job as the model sees it: what it does alone, and how it communicates.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -34,6 +35,10 @@ struct JobProfile {
     std::map<std::string, bool> known;
 
     int id = -1;                    // interned index in a ProfileCatalogue; -1 when not interned
+    // Set by ProfileCatalogue::intern, unique per interned profile and kept by copies of the
+    // catalogue: a model tells its own profiles (and copies of them) by id and serial without
+    // comparing names. 0 = never interned.
+    std::uint64_t serial = 0;
 
     double period() const { return comm_period_s > 0 ? comm_period_s : iter_time_s; }
     bool has(const std::string& feature) const {

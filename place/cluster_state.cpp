@@ -307,6 +307,19 @@ int gpus_before(const RunningJob& job, int node) {
 
 model::Sharing ClusterState::intra_node_sharing(const Placement& mine, const Placement& theirs) const {
     const NodeType& t = topo_->type_of(mine.node);
+    if (!t.island_peers.empty()) {  // GPU sets as bits (a decision asks this very often)
+        std::uint64_t a = 0, island = 0, pcie = 0, b = 0;
+        for (int g : mine.gpus) {
+            a |= std::uint64_t{1} << g;
+            island |= t.island_peers[static_cast<std::size_t>(g)];
+            pcie |= t.switch_peers[static_cast<std::size_t>(g)];
+        }
+        for (int g : theirs.gpus) b |= std::uint64_t{1} << g;
+        if (a & b) return model::Sharing::Gpu;
+        if (island & b) return model::Sharing::Island;
+        if (pcie & b) return model::Sharing::Switch;
+        return model::Sharing::Node;
+    }
     model::Sharing best = model::Sharing::Node;
     for (int a : mine.gpus)
         for (int b : theirs.gpus) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <span>
 #include <unordered_map>
 
 namespace coloc::place {
@@ -44,52 +45,88 @@ struct Scored {
 
 }  // namespace
 
-// What was worked out about running jobs, kept while their neighbours stay the same.
+// A running job's predicted slowdown beside `neighbours`; with an additive model also their
+// delays added up (`sum`), from which the engine adds a new job's delay in O(1).
+double current_slowdown(const model::InterferenceModel& model, const RunningJob& job,
+                        std::span<const model::Neighbour> neighbours, model::DelaySum& sum) {
+    if (!model.additive()) return model.slowdown(*job.profile, neighbours);
+    sum.used = 0;
+    sum.rest = 0;
+    for (const model::Neighbour& n : neighbours) sum.add(n.where, n.gpus, model.delay(*job.profile, n));
+    return sum.slowdown();
+}
+
+// What was worked out about running jobs, kept while their neighbours and the model's
+// predictions stay the same.
 struct ColocCache {
     struct Entry {
         std::uint64_t stamp = 0;  // ClusterState::changes() when worked out; 0 = never
         double before = 1;
         std::vector<model::Neighbour> base;
+        model::DelaySum sum;      // with an additive model
     };
-    // Small ids (the replay numbers its jobs 0..n-1) index `dense`; others go to `sparse`. A
-    // deque: growing it leaves the entries where they are (decisions hold on to them).
-    static constexpr JobId kDense = JobId{1} << 24;
-    std::uint64_t instance = 0;  // the ClusterState it is about
-    std::deque<Entry> dense;
-    std::vector<JobId> live;     // dense ids with an entry, to free those of ended jobs
-    std::unordered_map<JobId, Entry> sparse;
+    // Entries live in a pool sized by the running jobs (a deque: growing it leaves them where
+    // they are, and decisions hold on to them). Small ids (the replay numbers its jobs 0..n-1)
+    // find theirs through `dense`, others through `sparse`.
+    static constexpr JobId kDense = JobId{1} << 22;
+    std::uint64_t instance = 0;       // the ClusterState it is about
+    std::uint64_t model_version = 0;  // the model's version() it was worked out with
+    std::deque<Entry> pool;
+    std::vector<std::uint32_t> unused;  // pool positions free for reuse
+    std::vector<std::uint32_t> dense;   // id -> pool position + 1; 0 = none
+    std::unordered_map<JobId, std::uint32_t> sparse;
+    std::vector<JobId> live;            // ids with an entry, to free those of ended jobs
 
     Entry& slot(JobId id) {
-        if (id >= kDense) return sparse[id];
-        if (id >= dense.size()) dense.resize(id + 1 + dense.size() / 2);
-        Entry& e = dense[id];
-        if (e.stamp == 0) live.push_back(id);
-        return e;
+        std::uint32_t* at = nullptr;
+        if (id < kDense) {
+            if (id >= dense.size()) dense.resize(id + 1 + dense.size() / 2, 0);
+            at = &dense[id];
+        } else {
+            at = &sparse[id];
+        }
+        if (*at == 0) {
+            if (unused.empty()) {
+                pool.emplace_back();
+                *at = static_cast<std::uint32_t>(pool.size());
+            } else {
+                *at = unused.back() + 1;
+                unused.pop_back();
+            }
+            live.push_back(id);
+        }
+        return pool[*at - 1];
     }
 
     void forget_ended(const ClusterState& state) {
-        std::erase_if(sparse, [&](const auto& kv) { return state.find(kv.first) == nullptr; });
         std::erase_if(live, [&](JobId id) {
             if (state.find(id)) return false;
-            dense[id] = Entry{};
+            std::uint32_t& at = id < kDense ? dense[id] : sparse[id];
+            pool[at - 1].stamp = 0;
+            unused.push_back(at - 1);
+            if (id < kDense) at = 0;
+            else sparse.erase(id);
             return true;
         });
     }
 
     // The entry of `job`, brought up to date.
     const Entry& get(const ClusterState& state, const model::InterferenceModel& model, const RunningJob& job) {
-        if (instance != state.instance()) {
+        if (instance != state.instance() || model_version != model.version()) {
+            pool.clear();
+            unused.clear();
             dense.clear();
-            live.clear();
             sparse.clear();
+            live.clear();
             instance = state.instance();
+            model_version = model.version();
         }
-        if (live.size() + sparse.size() > 2 * state.job_count() + 1024) forget_ended(state);
+        if (live.size() > 2 * state.job_count() + 1024) forget_ended(state);
         Entry& e = slot(job.id);
         if (e.stamp == 0 || e.stamp < state.last_change(job)) {
             e.base.clear();
             state.neighbours_of(job, e.base);
-            e.before = model.slowdown(*job.profile, e.base);
+            e.before = current_slowdown(model, job, e.base, e.sum);
             e.stamp = state.changes();  // >= every stamp so far; never 0 while a job runs
         }
         return e;
@@ -159,7 +196,7 @@ public:
     NodeScorer(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request, int node,
                LinkHarm* link, ColocCache* cache)
         : state_(state), model_(model), request_(request), node_(node), multi_(link != nullptr),
-          by_set_(request.gpus_per_node > 1), need_set_(by_set_) {
+          additive_(model.additive()), by_set_(request.gpus_per_node > 1), need_set_(by_set_) {
         memo_.clear();
         ++generation_;
         link_only_.clear();
@@ -174,28 +211,41 @@ public:
                 const ColocCache::Entry& e = cache->get(state, model, *job);
                 r.base = &e.base;
                 r.before = e.before;
+                r.sum = &e.sum;
             } else {
                 r.own.clear();
                 state.neighbours_of(*job, r.own);
                 r.base = nullptr;  // r.own (residents_ may still move)
-                r.before = model.slowdown(*job->profile, r.own);
+                r.before = current_slowdown(model, *job, r.own, r.own_sum);
+                r.sum = nullptr;   // r.own_sum
             }
             r.gpus = job->gpu_count();
             r.first = gpus_before(*job, node);
             r.after.fill(std::numeric_limits<double>::quiet_NaN());
             r.after_gpu.clear();
+            if (additive_) {
+                r.to_new.fill(std::numeric_limits<double>::quiet_NaN());
+                r.from_new.fill(std::numeric_limits<double>::quiet_NaN());
+                if (r.linked) {
+                    r.to_new_link = model.delay(*request.profile, {job->profile, model::Sharing::Link, std::nullopt});
+                    r.from_new_link = model.delay(*job->profile, {request.profile, model::Sharing::Link, std::nullopt});
+                }
+            }
             // A resident on several GPUs here is slowed by the new job on the one it joins.
             need_set_ = need_set_ || r.at->gpus.size() > 1;
             r.alone.fill(std::numeric_limits<double>::quiet_NaN());
         }
         const int l = state.topology().nodes()[static_cast<std::size_t>(node)].link;
+        link_only_delay_ = 0;
         if (multi_ && l >= 0)
             for (JobId id : state.multi_node_jobs_on_link(l)) {
                 if (id == request.id || state.find(id)->on_node(node)) continue;
                 const NeighbourEffect& e = link->effect(id);
-                const int gpus = state.find(id)->gpu_count();
+                const RunningJob& job = *state.find(id);
                 link_only_.push_back(&e);
-                link_harm_ += lost_throughput(e.after, gpus) - lost_throughput(e.before, gpus);
+                link_harm_ += lost_throughput(e.after, job.gpu_count()) - lost_throughput(e.before, job.gpu_count());
+                if (additive_)
+                    link_only_delay_ += model.delay(*request.profile, {job.profile, model::Sharing::Link, std::nullopt});
             }
     }
 
@@ -257,6 +307,13 @@ private:
         std::vector<std::pair<std::uint64_t, double>> after_gpu;
         // The new job's slowdown beside this resident alone, per kind of sharing (NaN = not yet).
         std::array<double, 4> alone{};
+        // With an additive model: its neighbours' delays now, and the delay it would add to the
+        // new job and the new job to it, per kind of sharing (NaN = not yet) and over a link.
+        const model::DelaySum* sum = nullptr;  // in the cache, or own_sum (null)
+        model::DelaySum own_sum;
+        const model::DelaySum& delays() const { return sum ? *sum : own_sum; }
+        std::array<double, 4> to_new{}, from_new{};
+        double to_new_link = 0, from_new_link = 0;
     };
     struct GpuClass {
         std::vector<int> gpus;            // ascending
@@ -284,8 +341,17 @@ private:
     // Resident i's slowdown with the new job on `gpus`, sharing `level` with it.
     double after(std::size_t i, std::uint8_t level, const std::vector<int>* gpus) {
         Resident& r = residents_[i];
+        if (additive_) {
+            // Its delays now plus the new job's: O(its GPUs), no prediction from the whole list.
+            const double link = r.linked ? r.from_new_link : 0;
+            const double d = from_new(i, level);
+            if (level != static_cast<std::uint8_t>(model::Sharing::Gpu)) return r.delays().slowdown_with(0, 0, d + link);
+            const std::uint64_t bits = r.at->gpus.size() > 1 && gpus ? shared_gpus(r.at->gpus, r.first, *gpus)
+                                                                      : model::gpu_bit(r.first);
+            return r.delays().slowdown_with(bits, d, link);
+        }
         const bool several = level == static_cast<std::uint8_t>(model::Sharing::Gpu) && r.at->gpus.size() > 1 && gpus;
-        const std::uint64_t bits = several ? shared_gpus(r.at->gpus, r.first, *gpus) : 1;
+        const std::uint64_t bits = several ? shared_gpus(r.at->gpus, r.first, *gpus) : model::gpu_bit(r.first);
         double* slot = &r.after[level];
         if (several) {
             auto it = std::find_if(r.after_gpu.begin(), r.after_gpu.end(), [&](const auto& e) { return e.first == bits; });
@@ -333,6 +399,18 @@ private:
             m.loss = lost_throughput(lb, gpus) + link_harm_;
             m.complete = false;
             return keep_memo(m, known, packed);
+        } else if (additive_) {
+            model::DelaySum& mine = mine_sum_;
+            mine.used = 0;
+            mine.rest = link_only_delay_;
+            for (std::size_t i = 0; i < count_; ++i) {
+                const Resident& r = residents_[i];
+                const bool gpu = lv[i] == static_cast<std::uint8_t>(model::Sharing::Gpu);
+                mine.add(static_cast<model::Sharing>(lv[i]), gpu && by_set_ && set ? shared_gpus(*set, 0, r.at->gpus) : 1,
+                         to_new(i, lv[i]));
+                if (r.linked) mine.rest += r.to_new_link;
+            }
+            m.job_slowdown = mine.slowdown();
         } else {
             mine_.clear();
             for (std::size_t i = 0; i < count_; ++i) {
@@ -389,9 +467,24 @@ private:
         double& a = r.alone[level];
         if (std::isnan(a)) {
             const model::Neighbour one{r.job->profile, static_cast<model::Sharing>(level), std::nullopt};
-            a = model_.slowdown(*request_.profile, std::span(&one, 1));
+            a = additive_ ? std::max(1.0, 1.0 + to_new(i, level)) : model_.slowdown(*request_.profile, std::span(&one, 1));
         }
         return a;
+    }
+
+    // With an additive model: the delay resident i would add to the new job, and the new job to
+    // it, sharing `level` with each other.
+    double to_new(std::size_t i, std::uint8_t level) {
+        Resident& r = residents_[i];
+        double& d = r.to_new[level];
+        if (std::isnan(d)) d = model_.delay(*request_.profile, {r.job->profile, static_cast<model::Sharing>(level), std::nullopt});
+        return d;
+    }
+    double from_new(std::size_t i, std::uint8_t level) {
+        Resident& r = residents_[i];
+        double& d = r.from_new[level];
+        if (std::isnan(d)) d = model_.delay(*r.job->profile, {request_.profile, static_cast<model::Sharing>(level), std::nullopt});
+        return d;
     }
 
     // Signature -> memo_ position, open addressing; a slot is live only in this generation.
@@ -512,11 +605,13 @@ private:
     const JobRequest& request_;
     int node_;
     bool multi_;
+    bool additive_;  // the model is additive (DelaySum): residents' slowdowns grow one delay at a time
     bool by_set_;    // the new job takes several GPUs: signatures are GPU sets
     bool need_set_;  // scoring needs the GPU set: by_set_, or a resident has several GPUs here
     std::size_t count_ = 0;
     std::size_t classes_used_ = 0;
     double link_harm_ = 0;
+    double link_only_delay_ = 0;  // additive: what the link_only_ jobs add to the new job
     double bound_ = std::numeric_limits<double>::infinity();
     Memo scratch_;
     // Reused across decisions so that a decision allocates little.
@@ -534,6 +629,7 @@ private:
     static thread_local std::vector<std::uint8_t> levels_, level_rows_;
     static thread_local std::vector<double> lb_rows_;
     static thread_local std::vector<model::Neighbour> mine_, with_;
+    static thread_local model::DelaySum mine_sum_;
     static thread_local std::vector<std::size_t> chosen_;
     static thread_local std::vector<int> gpus_, spare_, suffix_;
 };
@@ -547,6 +643,7 @@ thread_local std::vector<const NeighbourEffect*> NodeScorer::link_only_;
 thread_local std::vector<std::uint8_t> NodeScorer::levels_, NodeScorer::level_rows_;
 thread_local std::vector<double> NodeScorer::lb_rows_;
 thread_local std::vector<model::Neighbour> NodeScorer::mine_, NodeScorer::with_;
+thread_local model::DelaySum NodeScorer::mine_sum_;
 thread_local std::vector<std::size_t> NodeScorer::chosen_;
 thread_local std::vector<int> NodeScorer::gpus_, NodeScorer::spare_, NodeScorer::suffix_;
 
@@ -689,6 +786,7 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
     // The best losses so far, one per node, as many as the job needs nodes: the n-th is what a
     // node must beat to matter.
     std::vector<double> top;
+    std::vector<double> lowest;  // when ranking: the `keep` lowest losses so far, ascending
     auto cut = [&] {
         return static_cast<int>(top.size()) == request.nodes ? top.back() : std::numeric_limits<double>::infinity();
     };
@@ -720,24 +818,30 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
         here.clear();
         NodeScorer scorer(state, *model_, request, node, single ? nullptr : &link_harm, cache_.get());
         // A job on n nodes needs only the n best nodes: a candidate at or past the n-th best so
-        // far is not worked out in full. (Explain wants every candidate's loss.)
+        // far is not worked out in full; when ranking, one past the keep-th best so far. (A
+        // multi-node explain wants every candidate's loss.)
         const bool prune = keep <= 1;
         auto bound = [&] {
+            if (ranking)
+                return static_cast<int>(lowest.size()) == keep ? lowest.back() + 2 * kTie
+                                                               : std::numeric_limits<double>::infinity();
             double b = std::min(cut(), best.node >= 0 ? best.loss : cut());
             return prune ? b + 2 * kTie : std::numeric_limits<double>::infinity();
         };
         scorer.set_bound(bound());
         auto consider = [&](double loss, auto&& gpus) {
             if (keep <= 1 && best.node >= 0 && loss > best.loss + kTie) return;  // cannot win
-            const std::vector<int>& set = gpus();
-            Scored s{node, {}, loss};
-            const bool wins = best.node < 0 || loss < best.loss - kTie || (loss <= best.loss + kTie && set < best.gpus);
-            if (wins || ranking) s.gpus = set;
-            if (ranking) here.push_back(s);
-            if (wins) {
-                best = std::move(s);
-                scorer.set_bound(bound());
+            const bool ranks = ranking && (static_cast<int>(lowest.size()) < keep || loss <= lowest.back() + kTie);
+            const bool wins = best.node < 0 || loss < best.loss - kTie || (loss <= best.loss + kTie && gpus() < best.gpus);
+            if (!wins && !ranks) return;
+            Scored s{node, gpus(), loss};
+            if (ranks) {
+                here.push_back(s);
+                lowest.insert(std::upper_bound(lowest.begin(), lowest.end(), loss), loss);
+                if (static_cast<int>(lowest.size()) > keep) lowest.pop_back();
             }
+            if (wins) best = std::move(s);
+            scorer.set_bound(bound());
         };
         if (!scorer.for_each_choice(eligible, request.gpus_per_node, kMaxSubsets, consider)) {
             scorer.set_bound(std::numeric_limits<double>::infinity());

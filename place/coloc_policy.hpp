@@ -25,8 +25,8 @@ struct ColocOptions {
     // already started the job when colocd is asked).
     double max_loss_per_gpu = std::numeric_limits<double>::infinity();
     // Keep each running job's neighbours and predicted slowdown between decisions until they
-    // change (ClusterState's change stamps). Only for a model that does not learn between
-    // decisions (the replay), and a policy used from one thread.
+    // change (ClusterState's change stamps) or the model's predictions do (its version()). Only
+    // for a policy used from one thread (colocd's serving thread, the replay).
     bool reuse_predictions = false;
 };
 

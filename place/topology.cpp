@@ -6,6 +6,15 @@ namespace coloc::place {
 
 namespace {
 void fill(std::vector<int>& v, int n) { v.resize(static_cast<std::size_t>(n), -1); }
+
+// Per GPU, the GPUs in the same group (none for a GPU in no group).
+std::vector<std::uint64_t> peers(const std::vector<int>& group) {
+    std::vector<std::uint64_t> out(group.size(), 0);
+    for (std::size_t a = 0; a < group.size(); ++a)
+        for (std::size_t b = 0; b < group.size(); ++b)
+            if (group[a] >= 0 && group[a] == group[b]) out[a] |= std::uint64_t{1} << b;
+    return out;
+}
 }  // namespace
 
 int Topology::add_type(NodeType type) {
@@ -14,6 +23,12 @@ int Topology::add_type(NodeType type) {
     fill(type.island, type.gpus);
     fill(type.pcie_switch, type.gpus);
     fill(type.nic, type.gpus);
+    type.island_peers.clear();
+    type.switch_peers.clear();
+    if (type.gpus <= 64) {
+        type.island_peers = peers(type.island);
+        type.switch_peers = peers(type.pcie_switch);
+    }
     types_.push_back(std::move(type));
     return static_cast<int>(types_.size()) - 1;
 }

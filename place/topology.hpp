@@ -2,6 +2,7 @@
 // island, a PCIe switch, a NIC), the nodes, and which nodes share a network link.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,6 +17,9 @@ struct NodeType {
     std::vector<int> island;
     std::vector<int> pcie_switch;
     std::vector<int> nic;
+    // Filled by Topology::add_type on types of at most 64 GPUs: per GPU, the GPUs (as bits)
+    // that share its NVLink island, and those that share its PCIe switch.
+    std::vector<std::uint64_t> island_peers, switch_peers;
 };
 
 struct NodeInfo {
