@@ -233,6 +233,7 @@ struct PhaseResult {
     long requests = 0;
     double seconds = 0;
     double decision_p50_us = 0, decision_p99_us = 0, decision_within_50us = 0;
+    double decision_cpu_p50_us = 0, decision_cpu_p99_us = 0;  // the serving thread's CPU time
     double place_handling_us = 0, ended_handling_us = 0;  // mean, munge decode + handler, before the commit
     double server_cpu_us = 0;  // the serving thread's CPU time per request
     std::vector<double> latency_us;
@@ -285,6 +286,7 @@ PhaseResult run_phase(int nodes, int jobs_per_node, long requests, int clients, 
         const colocd::MetricsSnapshot seeded = colocd.service().metrics();
         const auto bounds = seeded.decision_seconds.bounds();
         const auto before = seeded.decision_seconds.cumulative();
+        const auto cpu_before = seeded.decision_cpu_seconds.cumulative();
         colocd.serve();
 
         const auto t0 = Clock::now();
@@ -301,6 +303,9 @@ PhaseResult run_phase(int nodes, int jobs_per_node, long requests, int clients, 
         out.ended_handling_us = mean_between(seeded, loaded, "ended") * 1e6;
         out.decision_p50_us = colocd::histogram_quantile(0.5, bounds, during) * 1e6;
         out.decision_p99_us = colocd::histogram_quantile(0.99, bounds, during) * 1e6;
+        const auto cpu = minus(loaded.decision_cpu_seconds.cumulative(), cpu_before);
+        out.decision_cpu_p50_us = colocd::histogram_quantile(0.5, bounds, cpu) * 1e6;
+        out.decision_cpu_p99_us = colocd::histogram_quantile(0.99, bounds, cpu) * 1e6;
         const auto at_50us = std::find(bounds.begin(), bounds.end(), 5e-5) - bounds.begin();
         out.decision_within_50us = static_cast<double>(during[static_cast<std::size_t>(at_50us)]) /
                                    static_cast<double>(std::max<std::uint64_t>(1, during.back()));
@@ -481,8 +486,10 @@ int main(int argc, char** argv) {
                         r.requests, r.seconds, static_cast<double>(r.requests) / r.seconds, outcomes.c_str(),
                         r.running_after, r.running_expected);
             std::printf("%6d nodes: colocd's handling per request (munge decode + handler, before the commit): "
-                        "place mean %.1f us, ended mean %.1f us; serving thread CPU %.1f us per request\n",
-                        nodes, r.place_handling_us, r.ended_handling_us, r.server_cpu_us);
+                        "place mean %.1f us, ended mean %.1f us; serving thread CPU %.1f us per request; "
+                        "decision CPU time p50 %.1f us p99 %.1f us\n",
+                        nodes, r.place_handling_us, r.ended_handling_us, r.server_cpu_us, r.decision_cpu_p50_us,
+                        r.decision_cpu_p99_us);
         }
 
         const PhaseResult& main_phase = phases[0];

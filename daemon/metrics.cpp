@@ -157,6 +157,10 @@ std::string render_metrics(const MetricsSnapshot& s) {
     w.family("coloc_decision_duration_seconds", "histogram",
              "Time the placement engine took for one place decision (without munge, I/O or the database).");
     w.histogram("coloc_decision_duration_seconds", "", s.decision_seconds);
+    w.family("coloc_decision_cpu_seconds", "histogram",
+             "CPU time the placement engine used for one place decision (its own work, without the time "
+             "other threads held the core).");
+    w.histogram("coloc_decision_cpu_seconds", "", s.decision_cpu_seconds);
     return w.take();
 }
 

@@ -74,6 +74,9 @@ struct MetricsSnapshot {
     Histogram predicted_slowdown = slowdown_histogram();
     Histogram observed_slowdown = slowdown_histogram();
     Histogram decision_seconds = decision_histogram();  // the engine alone, per place request
+    // The serving thread's CPU time in the same decisions: the engine's own work, apart from the
+    // time other threads held the core.
+    Histogram decision_cpu_seconds = decision_histogram();
 };
 
 std::string render_metrics(const MetricsSnapshot& snapshot);

@@ -24,6 +24,12 @@ namespace {
 
 std::int64_t now_s() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
+double thread_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 model::ProfileCatalogue load_catalogue(const std::string& path) {
     if (path.empty()) return {};
     try {
@@ -255,11 +261,14 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
 
     std::vector<int> gpus;
     place::Decision decision;
-    // The engine's own time, apart from munge, I/O and the database (coloc_decision_duration_seconds).
+    // The engine's own time, apart from munge, I/O and the database (coloc_decision_duration_seconds),
+    // and the CPU time it used (coloc_decision_cpu_seconds; read outside the timed span).
     auto decide = [&](auto&& engine) {
+        const double cpu0 = thread_cpu_seconds();
         const auto t0 = std::chrono::steady_clock::now();
         engine();
         metrics_.decision_seconds.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        metrics_.decision_cpu_seconds.observe(thread_cpu_seconds() - cpu0);
     };
     const int gpu_count = cfg_.topology.type_of(node).gpus;
     for (int g : r.slurm_gpus)
