@@ -28,6 +28,22 @@ std::size_t choose(std::size_t n, std::size_t k) {
 
 double lost_throughput(double slowdown, int gpus) { return gpus * (1.0 - 1.0 / slowdown); }
 
+// A GPU list of a node of at most 64 GPUs as bits.
+std::uint64_t mask_of(const std::vector<int>& gpus) {
+    std::uint64_t m = 0;
+    for (int g : gpus) m |= std::uint64_t{1} << g;
+    return m;
+}
+
+// shared_gpus for an ascending GPU list given as bits (`mask`): the positions in it of the GPUs
+// in `common` (a subset), counted from `first`; GPU 0 when there are none.
+std::uint64_t shared_ranks(std::uint64_t common, std::uint64_t mask, int first) {
+    std::uint64_t out = 0;
+    for (; common; common &= common - 1)
+        out |= model::gpu_bit(first + __builtin_popcountll(mask & ((common & (~common + 1)) - 1)));
+    return out ? out : 1;
+}
+
 // eligible_gpus() into a buffer that lives on (a decision looks at many nodes).
 void eligible_into(const ClusterState& state, const JobRequest& request, int node, std::vector<int>& out) {
     out.clear();
@@ -196,22 +212,33 @@ public:
     NodeScorer(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request, int node,
                LinkHarm* link, ColocCache* cache)
         : state_(state), model_(model), request_(request), node_(node), multi_(link != nullptr),
-          additive_(model.additive()), by_set_(request.gpus_per_node > 1), need_set_(by_set_) {
+          additive_(model.additive()), small_(state.topology().type_of(node).gpus <= 64), by_set_(request.gpus_per_node > 1),
+          need_set_(by_set_) {
         memo_.clear();
         ++generation_;
         link_only_.clear();
         link_harm_ = 0;
-        for (const RunningJob* job : state.running_on_node(node)) {
+        const std::vector<const RunningJob*>& here = state.running_on_node(node);
+        here_at_.clear();
+        for (const RunningJob* job : here) here_at_.push_back(job->on_node(node));
+        bool pairwise = false;
+        for (std::size_t j = 0; j < here.size(); ++j) {
+            const RunningJob* job = here[j];
             if (job->id == request.id) continue;
             Resident& r = next_resident();
             r.job = job;
-            r.at = job->on_node(node);
+            r.at = here_at_[j];
+            r.here = j;
             r.linked = multi_ && job->multi_node();
             if (cache) {
                 const ColocCache::Entry& e = cache->get(state, model, *job);
                 r.base = &e.base;
                 r.before = e.before;
                 r.sum = &e.sum;
+            } else if (additive_ && !job->multi_node()) {
+                r.base = nullptr;  // its delays are summed below, its neighbours not listed
+                r.sum = nullptr;
+                pairwise = true;
             } else {
                 r.own.clear();
                 state.neighbours_of(*job, r.own);
@@ -221,6 +248,8 @@ public:
             }
             r.gpus = job->gpu_count();
             r.first = gpus_before(*job, node);
+            r.ranked = small_ && std::is_sorted(r.at->gpus.begin(), r.at->gpus.end());
+            r.mask = small_ ? mask_of(r.at->gpus) : 0;
             r.after.fill(std::numeric_limits<double>::quiet_NaN());
             r.after_gpu.clear();
             if (additive_) {
@@ -247,6 +276,7 @@ public:
                 if (additive_)
                     link_only_delay_ += model.delay(*request.profile, {job.profile, model::Sharing::Link, std::nullopt});
             }
+        if (pairwise) sum_pairwise(here);
     }
 
     // Work stops on a candidate once its loss reaches `bound` (it cannot win): its loss is then
@@ -265,6 +295,7 @@ public:
         c.job_slowdown = m.job_slowdown;
         c.loss = m.loss;
         c.harm = m.loss - lost_throughput(m.job_slowdown, static_cast<int>(gpus.size()));
+        c.effects.reserve(count_ + link_only_.size());
         for (std::size_t i = 0; i < count_; ++i)
             c.effects.push_back({residents_[i].job->id, residents_[i].before, after(i, levels_[i], &gpus)});
         for (const NeighbourEffect* e : link_only_) c.effects.push_back(*e);
@@ -293,6 +324,9 @@ private:
     struct Resident {
         const RunningJob* job = nullptr;
         const Placement* at = nullptr;
+        std::size_t here = 0;                // its position in the node's running jobs
+        bool ranked = false;                 // its GPUs here are ascending, on a node of <= 64 GPUs
+        std::uint64_t mask = 0;              // its GPUs here as bits, on a node of <= 64 GPUs
         bool linked = false;                 // also shares a link with the new job
         const std::vector<model::Neighbour>* base = nullptr;  // its neighbours now (in the cache)
         std::vector<model::Neighbour> own;   // or here, without a cache (base null)
@@ -338,6 +372,29 @@ private:
         return score_levels(levels_.data(), static_cast<int>(gpus.size()), &gpus);
     }
 
+    // With an additive model and no cache: the delays of each resident that runs on this node
+    // only, from the other jobs here, which are all its neighbours (what neighbours_of lists for
+    // it, without listing it); each pair's sharing is worked out once.
+    void sum_pairwise(const std::vector<const RunningJob*>& here) {
+        const std::size_t n = here.size();
+        pair_levels_.assign(n * n, kUnknown);
+        for (std::size_t i = 0; i < count_; ++i) {
+            Resident& r = residents_[i];
+            if (r.base || r.sum || r.job->multi_node()) continue;  // listed in the constructor
+            r.own_sum.used = 0;
+            r.own_sum.rest = 0;
+            for (std::size_t j = 0; j < n; ++j) {
+                if (j == r.here) continue;
+                std::uint8_t& level = pair_levels_[std::min(j, r.here) * n + std::max(j, r.here)];
+                if (level == kUnknown) level = static_cast<std::uint8_t>(state_.intra_node_sharing(*r.at, *here_at_[j]));
+                const auto where = static_cast<model::Sharing>(level);
+                const std::uint64_t bits = where == model::Sharing::Gpu ? shared_gpus(r.at->gpus, 0, here_at_[j]->gpus) : 1;
+                r.own_sum.add(where, bits, model_.delay(*r.job->profile, {here[j]->profile, where, std::nullopt, bits}));
+            }
+            r.before = r.own_sum.slowdown();
+        }
+    }
+
     // Resident i's slowdown with the new job on `gpus`, sharing `level` with it.
     double after(std::size_t i, std::uint8_t level, const std::vector<int>* gpus) {
         Resident& r = residents_[i];
@@ -346,8 +403,9 @@ private:
             const double link = r.linked ? r.from_new_link : 0;
             const double d = from_new(i, level);
             if (level != static_cast<std::uint8_t>(model::Sharing::Gpu)) return r.delays().slowdown_with(0, 0, d + link);
-            const std::uint64_t bits = r.at->gpus.size() > 1 && gpus ? shared_gpus(r.at->gpus, r.first, *gpus)
-                                                                      : model::gpu_bit(r.first);
+            std::uint64_t bits = model::gpu_bit(r.first);
+            if (r.at->gpus.size() > 1 && gpus)
+                bits = r.ranked ? shared_ranks(r.mask & mask_of(*gpus), r.mask, r.first) : shared_gpus(r.at->gpus, r.first, *gpus);
             return r.delays().slowdown_with(bits, d, link);
         }
         const bool several = level == static_cast<std::uint8_t>(model::Sharing::Gpu) && r.at->gpus.size() > 1 && gpus;
@@ -403,11 +461,15 @@ private:
             model::DelaySum& mine = mine_sum_;
             mine.used = 0;
             mine.rest = link_only_delay_;
+            // The set is ascending: which of its GPUs a resident shares, from bits.
+            const std::uint64_t set_mask = small_ && set ? mask_of(*set) : 0;
             for (std::size_t i = 0; i < count_; ++i) {
                 const Resident& r = residents_[i];
                 const bool gpu = lv[i] == static_cast<std::uint8_t>(model::Sharing::Gpu);
-                mine.add(static_cast<model::Sharing>(lv[i]), gpu && by_set_ && set ? shared_gpus(*set, 0, r.at->gpus) : 1,
-                         to_new(i, lv[i]));
+                std::uint64_t bits = 1;
+                if (gpu && by_set_ && set)
+                    bits = small_ ? shared_ranks(set_mask & r.mask, set_mask, 0) : shared_gpus(*set, 0, r.at->gpus);
+                mine.add(static_cast<model::Sharing>(lv[i]), bits, to_new(i, lv[i]));
                 if (r.linked) mine.rest += r.to_new_link;
             }
             m.job_slowdown = mine.slowdown();
@@ -606,6 +668,7 @@ private:
     int node_;
     bool multi_;
     bool additive_;  // the model is additive (DelaySum): residents' slowdowns grow one delay at a time
+    bool small_;     // the node has at most 64 GPUs: GPU sets fit in bits
     bool by_set_;    // the new job takes several GPUs: signatures are GPU sets
     bool need_set_;  // scoring needs the GPU set: by_set_, or a resident has several GPUs here
     std::size_t count_ = 0;
@@ -630,6 +693,9 @@ private:
     static thread_local std::vector<double> lb_rows_;
     static thread_local std::vector<model::Neighbour> mine_, with_;
     static thread_local model::DelaySum mine_sum_;
+    static constexpr std::uint8_t kUnknown = 0xff;
+    static thread_local std::vector<const Placement*> here_at_;  // the node's jobs' placements here
+    static thread_local std::vector<std::uint8_t> pair_levels_;  // [i * n + j], i < j: their sharing
     static thread_local std::vector<std::size_t> chosen_;
     static thread_local std::vector<int> gpus_, spare_, suffix_;
 };
@@ -644,6 +710,8 @@ thread_local std::vector<std::uint8_t> NodeScorer::levels_, NodeScorer::level_ro
 thread_local std::vector<double> NodeScorer::lb_rows_;
 thread_local std::vector<model::Neighbour> NodeScorer::mine_, NodeScorer::with_;
 thread_local model::DelaySum NodeScorer::mine_sum_;
+thread_local std::vector<const Placement*> NodeScorer::here_at_;
+thread_local std::vector<std::uint8_t> NodeScorer::pair_levels_;
 thread_local std::vector<std::size_t> NodeScorer::chosen_;
 thread_local std::vector<int> NodeScorer::gpus_, NodeScorer::spare_, NodeScorer::suffix_;
 
@@ -815,7 +883,7 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
         eligible_into(state, request, node, eligible);
         if (static_cast<int>(eligible.size()) < request.gpus_per_node) continue;
         Scored best;
-        here.clear();
+        std::size_t here_count = 0;  // the node's scored sets in `here`, when ranking
         NodeScorer scorer(state, *model_, request, node, single ? nullptr : &link_harm, cache_.get());
         // A job on n nodes needs only the n best nodes: a candidate at or past the n-th best so
         // far is not worked out in full; when ranking, one past the keep-th best so far. (A
@@ -834,13 +902,20 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
             const bool ranks = ranking && (static_cast<int>(lowest.size()) < keep || loss <= lowest.back() + kTie);
             const bool wins = best.node < 0 || loss < best.loss - kTie || (loss <= best.loss + kTie && gpus() < best.gpus);
             if (!wins && !ranks) return;
-            Scored s{node, gpus(), loss};
+            const std::vector<int>& set = gpus();
+            // Into storage kept from earlier candidates and decisions: little to allocate.
+            auto keep_in = [&](Scored& to) {
+                to.node = node;
+                to.gpus.assign(set.begin(), set.end());
+                to.loss = loss;
+            };
             if (ranks) {
-                here.push_back(s);
+                if (here_count == here.size()) here.emplace_back();
+                keep_in(here[here_count++]);
                 lowest.insert(std::upper_bound(lowest.begin(), lowest.end(), loss), loss);
                 if (static_cast<int>(lowest.size()) > keep) lowest.pop_back();
             }
-            if (wins) best = std::move(s);
+            if (wins) keep_in(best);
             scorer.set_bound(bound());
         };
         if (!scorer.for_each_choice(eligible, request.gpus_per_node, kMaxSubsets, consider)) {
@@ -850,8 +925,9 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
             consider(scorer.loss(set), [&]() -> const std::vector<int>& { return set; });
         }
         if (ranking) {
-            const std::size_t n = std::min(here.size(), static_cast<std::size_t>(keep));
-            std::partial_sort(here.begin(), here.begin() + static_cast<long>(n), here.end(), lighter_here);
+            const auto end = here.begin() + static_cast<long>(here_count);
+            const std::size_t n = std::min(here_count, static_cast<std::size_t>(keep));
+            std::partial_sort(here.begin(), here.begin() + static_cast<long>(n), end, lighter_here);
             for (std::size_t i = 0; i < n; ++i) ranked.push_back({here[i], scorer.candidate(here[i].gpus)});
         }
         if (best.node >= 0 && best.loss >= cut() + 2 * kTie && prune) continue;  // beaten
