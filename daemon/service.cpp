@@ -233,6 +233,16 @@ void Service::adopt(const std::string& node_name, const proto::LocalPlacement& l
     occupy(local.job_id, "", node, local.gpus, /*enforce_slots=*/false, job.first_seen);
 }
 
+place::Decision Service::decide(const place::JobRequest& request, int keep) {
+    // The CPU clock is read outside the timed span (on this kind of host it is a system call).
+    const double cpu0 = thread_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    place::Decision decision = policy_.place(cluster_, request, keep);
+    metrics_.decision_seconds.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    metrics_.decision_cpu_seconds.observe(thread_cpu_seconds() - cpu0);
+    return decision;
+}
+
 json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     require_reporter(who);
     const auto r = proto::PlaceRequest::from_json(req.body);
@@ -261,15 +271,6 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
 
     std::vector<int> gpus;
     place::Decision decision;
-    // The engine's own time, apart from munge, I/O and the database (coloc_decision_duration_seconds),
-    // and the CPU time it used (coloc_decision_cpu_seconds; read outside the timed span).
-    auto decide = [&](auto&& engine) {
-        const double cpu0 = thread_cpu_seconds();
-        const auto t0 = std::chrono::steady_clock::now();
-        engine();
-        metrics_.decision_seconds.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        metrics_.decision_cpu_seconds.observe(thread_cpu_seconds() - cpu0);
-    };
     const int gpu_count = cfg_.topology.type_of(node).gpus;
     for (int g : r.slurm_gpus)
         if (g >= gpu_count)
@@ -280,7 +281,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     if (mode == GpuMode::Bind) {
         if (r.slots < 1) throw ProtoError(code::kBadField, "field 'slots': bind mode needs the number of GPU slots");
         request.gpus_per_node = r.slots;
-        decide([&] { decision = policy_.place(cluster_, request, cfg_.explain_candidates); });
+        decision = decide(request, cfg_.explain_candidates);
         if (!decision.placed) throw ProtoError(code::kNoCapacity, r.node + ": " + decision.reason);
         gpus = decision.chosen.where.front().gpus;
     } else if (mode == GpuMode::Narrow) {
@@ -290,7 +291,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
         if (profile->known.count("gpus") && profile->gpus < want) want = profile->gpus;
         request.gpus_per_node = want;
         request.allowed_gpus = r.slurm_gpus;
-        decide([&] { decision = policy_.place(cluster_, request, cfg_.explain_candidates); });
+        decision = decide(request, cfg_.explain_candidates);
         if (decision.placed) {
             gpus = decision.chosen.where.front().gpus;
         } else {

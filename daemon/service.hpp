@@ -113,6 +113,9 @@ private:
     WorkerPool openers_{kOpeners};
 
     proto::json on_place(const proto::Request&, const proto::Identity&);
+    // The engine's decision, timed for coloc_decision_duration_seconds and
+    // coloc_decision_cpu_seconds (apart from munge, I/O and the database).
+    place::Decision decide(const place::JobRequest& request, int keep);
     proto::json on_started(const proto::Request&, const proto::Identity&);
     proto::json on_ended(const proto::Request&, const proto::Identity&);
     proto::json on_status(const proto::Request&, const proto::Identity&);

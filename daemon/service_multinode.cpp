@@ -77,7 +77,7 @@ std::optional<json> Service::place_whole_job(const proto::PlaceRequest& r, const
     std::optional<place::JobRequest> request = whole_job_request(r, profile);
     if (!request) return std::nullopt;
     request->gpus_per_node = r.slots;
-    place::Decision decision = policy_.place(cluster_, *request, 1);
+    place::Decision decision = decide(*request, 1);
     if (!decision.placed || static_cast<int>(decision.chosen.where.size()) != request->nodes)
         throw ProtoError(code::kNoCapacity, "job " + std::to_string(r.job_id) + " on " +
                                                 std::to_string(request->nodes) + " nodes: " + decision.reason);
@@ -132,7 +132,7 @@ std::optional<json> Service::place_whole_narrow_job(const proto::PlaceRequest& r
     int want = static_cast<int>(count);
     if (profile.known.count("gpus") && profile.gpus < want) want = profile.gpus;
     request->gpus_per_node = want;
-    place::Decision decision = policy_.place(cluster_, *request, 1);
+    place::Decision decision = decide(*request, 1);
     if (!decision.placed || static_cast<int>(decision.chosen.where.size()) != request->nodes) {
         // Slurm owns these GPUs whatever colocd counts: keep its choice on every node, scored as it is.
         std::vector<place::Placement> where;
