@@ -1,7 +1,6 @@
 #include "model/coloc_model.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "model/defaults.hpp"
 #include "model/phase.hpp"

@@ -46,7 +46,8 @@ inline std::uint64_t gpu_bit(int i) { return std::uint64_t{1} << (static_cast<un
 
 // A job's neighbours' delays added up the way a job on several GPUs feels them: per GPU for
 // same-GPU neighbours (it runs at its slowest GPU's pace), in one sum for everything it shares
-// below the GPU. Kept apart so that the slowdown with one more neighbour costs O(1).
+// below the GPU. Kept apart so that the slowdown with one more neighbour is an addition per
+// GPU it shares, not a prediction from the whole list again.
 struct DelaySum {
     std::uint64_t used = 0;   // the job's GPUs (Neighbour::gpus bits) that have same-GPU delays
     double rest = 0;          // delays of neighbours below the GPU level and on links
@@ -66,7 +67,7 @@ private:
     // Per GPU, meaningful for the bits in `used`: the first few inline (most jobs have at most
     // 8 GPUs, and running jobs' sums are kept), the rest beside.
     static constexpr int kInline = 8;
-    std::array<double, kInline> first_;
+    std::array<double, kInline> first_{};
     std::vector<double> more_;
     double& slot(int g);
 };

@@ -59,10 +59,8 @@ struct Scored {
     double loss = 0;
 };
 
-}  // namespace
-
 // A running job's predicted slowdown beside `neighbours`; with an additive model also their
-// delays added up (`sum`), from which the engine adds a new job's delay in O(1).
+// delays added up (`sum`), to which the engine adds a new job's delay instead of predicting again.
 double current_slowdown(const model::InterferenceModel& model, const RunningJob& job,
                         std::span<const model::Neighbour> neighbours, model::DelaySum& sum) {
     if (!model.additive()) return model.slowdown(*job.profile, neighbours);
@@ -71,6 +69,8 @@ double current_slowdown(const model::InterferenceModel& model, const RunningJob&
     for (const model::Neighbour& n : neighbours) sum.add(n.where, n.gpus, model.delay(*job.profile, n));
     return sum.slowdown();
 }
+
+}  // namespace
 
 // What was worked out about running jobs, kept while their neighbours and the model's
 // predictions stay the same.
@@ -251,6 +251,7 @@ public:
             r.ranked = small_ && std::is_sorted(r.at->gpus.begin(), r.at->gpus.end());
             r.mask = small_ ? mask_of(r.at->gpus) : 0;
             r.after.fill(std::numeric_limits<double>::quiet_NaN());
+            r.harm.fill(std::numeric_limits<double>::quiet_NaN());
             r.after_gpu.clear();
             if (additive_) {
                 r.to_new.fill(std::numeric_limits<double>::quiet_NaN());
@@ -339,6 +340,7 @@ private:
         // here and shares one with the new job, on which of them (after_gpu, by GPU bits).
         std::array<double, 4> after{};
         std::vector<std::pair<std::uint64_t, double>> after_gpu;
+        std::array<double, 4> harm{};  // its lost throughput added, per kind of sharing (see harm())
         // The new job's slowdown beside this resident alone, per kind of sharing (NaN = not yet).
         std::array<double, 4> alone{};
         // With an additive model: its neighbours' delays now, and the delay it would add to the
@@ -393,6 +395,18 @@ private:
             }
             r.before = r.own_sum.slowdown();
         }
+    }
+
+    // The throughput resident i would lose (GPU-weighted) with the new job on `gpus`, sharing
+    // `level` with it: the same for every set unless it depends on which of the resident's GPUs
+    // the new job joins.
+    double harm(std::size_t i, std::uint8_t level, const std::vector<int>* gpus) {
+        Resident& r = residents_[i];
+        const bool by_gpu = level == static_cast<std::uint8_t>(model::Sharing::Gpu) && r.at->gpus.size() > 1 && gpus;
+        if (by_gpu) return lost_throughput(after(i, level, gpus), r.gpus) - lost_throughput(r.before, r.gpus);
+        double& h = r.harm[level];
+        if (std::isnan(h)) h = lost_throughput(after(i, level, gpus), r.gpus) - lost_throughput(r.before, r.gpus);
+        return h;
     }
 
     // Resident i's slowdown with the new job on `gpus`, sharing `level` with it.
@@ -492,8 +506,7 @@ private:
                 m.complete = false;
                 break;
             }
-            const Resident& r = residents_[i];
-            m.loss += lost_throughput(after(i, lv[i], set), r.gpus) - lost_throughput(r.before, r.gpus);
+            m.loss += harm(i, lv[i], set);
         }
         return keep_memo(m, known, packed);
     }

@@ -6,7 +6,9 @@
 // of them; nodes that run jobs are all scored while there are at most `max_nodes_scored` of them,
 // else that many, the most open first (from a start that rotates with the job id, so that equal
 // nodes share the load). A node's running jobs are read once per node, not once per GPU set, and
-// GPU sets that give every neighbour the same kind of sharing are scored once.
+// GPU sets that give every neighbour the same kind of sharing are scored once. With an additive
+// model (coloc's), a neighbour's slowdown with the new job is its delays now plus the new job's,
+// not a prediction from its whole neighbour list again.
 #pragma once
 
 #include <limits>
