@@ -54,6 +54,11 @@ struct DelaySum {
     // The delay on GPU g (bit g of `used`; 0 when not set).
     double on(int g) const;
 
+    // No neighbours (storage kept for reuse).
+    void clear() {
+        used = 0;
+        rest = 0;
+    }
     // Adds a neighbour's delay: to each GPU in `gpus` (0 counts as GPU 0) when it shares one
     // (where == Gpu), else to `rest`.
     void add(Sharing where, std::uint64_t gpus, double delay);

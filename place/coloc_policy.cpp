@@ -64,8 +64,7 @@ struct Scored {
 double current_slowdown(const model::InterferenceModel& model, const RunningJob& job,
                         std::span<const model::Neighbour> neighbours, model::DelaySum& sum) {
     if (!model.additive()) return model.slowdown(*job.profile, neighbours);
-    sum.used = 0;
-    sum.rest = 0;
+    sum.clear();
     for (const model::Neighbour& n : neighbours) sum.add(n.where, n.gpus, model.delay(*job.profile, n));
     return sum.slowdown();
 }
@@ -383,8 +382,7 @@ private:
         for (std::size_t i = 0; i < count_; ++i) {
             Resident& r = residents_[i];
             if (r.base || r.sum || r.job->multi_node()) continue;  // listed in the constructor
-            r.own_sum.used = 0;
-            r.own_sum.rest = 0;
+            r.own_sum.clear();
             for (std::size_t j = 0; j < n; ++j) {
                 if (j == r.here) continue;
                 std::uint8_t& level = pair_levels_[std::min(j, r.here) * n + std::max(j, r.here)];
@@ -473,7 +471,7 @@ private:
             return keep_memo(m, known, packed);
         } else if (additive_) {
             model::DelaySum& mine = mine_sum_;
-            mine.used = 0;
+            mine.clear();
             mine.rest = link_only_delay_;
             // The set is ascending: which of its GPUs a resident shares, from bits.
             const std::uint64_t set_mask = small_ && set ? mask_of(*set) : 0;

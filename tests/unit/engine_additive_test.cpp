@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 
+#include "tests/unit/engine_checks.hpp"
 #include "model/coloc_model.hpp"
 #include "place/coloc_policy.hpp"
 
@@ -99,13 +100,8 @@ TEST_CASE("coloc: kept predictions follow a model that learns between decisions;
         REQUIRE(a.placed == b.placed);
         if (!a.placed) continue;
         CAPTURE(id);
-        CHECK(a.chosen.loss == doctest::Approx(b.chosen.loss).epsilon(1e-12));
+        test::check_same_choice(a, b);
         CHECK(a.chosen.loss == doctest::Approx(score_candidate(state, m, r, a.chosen.where).loss).epsilon(1e-12));
-        REQUIRE(a.chosen.where.size() == b.chosen.where.size());
-        for (std::size_t p = 0; p < a.chosen.where.size(); ++p) {
-            CHECK(a.chosen.where[p].node == b.chosen.where[p].node);
-            CHECK(a.chosen.where[p].gpus == b.chosen.where[p].gpus);
-        }
         if (r.nodes == 1) {
             // The five best of every candidate, worked out with no cut.
             const Decision all = without.place(state, r, 100);
@@ -117,12 +113,7 @@ TEST_CASE("coloc: kept predictions follow a model that learns between decisions;
             }
         }
         ++compared;
-        RunningJob j;
-        j.id = id;
-        j.profile = r.profile;
-        j.where = a.chosen.where;
-        REQUIRE(state.add(j));
-        running.push_back(id);
+        test::start_chosen(state, r, a, running);
     }
     CHECK(compared > 150);
     CHECK(learned > 50);

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "tests/unit/engine_checks.hpp"
 #include "model/baseline.hpp"
 #include "place/coloc_policy.hpp"
 #include "place/exclusive_policy.hpp"
@@ -386,19 +387,9 @@ TEST_CASE("coloc: keeping predictions between decisions changes no decision") {
         REQUIRE(a.placed == b.placed);
         if (!a.placed) continue;
         CAPTURE(id);
-        CHECK(a.chosen.loss == doctest::Approx(b.chosen.loss).epsilon(1e-12));
-        REQUIRE(a.chosen.where.size() == b.chosen.where.size());
-        for (std::size_t p = 0; p < a.chosen.where.size(); ++p) {
-            CHECK(a.chosen.where[p].node == b.chosen.where[p].node);
-            CHECK(a.chosen.where[p].gpus == b.chosen.where[p].gpus);
-        }
+        test::check_same_choice(a, b);
         ++compared;
-        RunningJob j;
-        j.id = id;
-        j.profile = r.profile;
-        j.where = a.chosen.where;
-        REQUIRE(state.add(j));
-        running.push_back(id);
+        test::start_chosen(state, r, a, running);
     }
     CHECK(compared > 300);
 }
