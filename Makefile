@@ -19,11 +19,14 @@ SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 PREFIX   ?= /usr/local
 SHELL    := /bin/bash
 
-# The shared library: wire protocol, model, placement engine, replay.
-CORE_SRC := $(wildcard proto/*.cpp model/*.cpp model/io/*.cpp place/*.cpp replay/*.cpp)
-# The daemon side: config, store, server, handlers, CLI commands.
-DAEMON_SRC := $(filter-out daemon/colocd_main.cpp daemon/colocctl_main.cpp,$(wildcard daemon/*.cpp))
-SPANK_SRC := $(wildcard spank/*.cpp)
+# Three libraries, one per side of the architecture:
+#   libcoloc_core   wire protocol, model, placement engine, replay, the Slurm adapters (slurm/)
+#   libcolocd       the daemon's concerns: config, server, service, store, steering, metrics
+#   libspank_logic  the plugin's logic without its SPANK entry points (the unit tests link it)
+CORE_SRC := $(wildcard proto/*.cpp model/*.cpp model/io/*.cpp place/*.cpp replay/*.cpp slurm/*.cpp)
+DAEMON_SRC := $(filter-out daemon/colocd_main.cpp,$(wildcard daemon/*.cpp daemon/*/*.cpp))
+CTL_SRC := $(wildcard ctl/*.cpp)
+SPANK_LOGIC_SRC := $(filter-out spank/spank_coloc.cpp,$(wildcard spank/*.cpp))
 UNIT_SRC := $(wildcard tests/unit/*.cpp)
 BENCH_SRC := $(wildcard bench/*.cpp)
 
@@ -31,48 +34,61 @@ obj = $(patsubst %.cpp,$(1)/obj/%.o,$(2))
 
 CORE_OBJ   := $(call obj,$(BUILD),$(CORE_SRC))
 DAEMON_OBJ := $(call obj,$(BUILD),$(DAEMON_SRC))
-SPANK_OBJ  := $(call obj,$(BUILD),$(SPANK_SRC))
+CTL_OBJ    := $(call obj,$(BUILD),$(CTL_SRC))
+SPANK_LOGIC_OBJ := $(call obj,$(BUILD),$(SPANK_LOGIC_SRC))
 UNIT_OBJ   := $(call obj,$(BUILD),$(UNIT_SRC))
 
 SAN_CORE_OBJ   := $(call obj,$(SAN_BUILD),$(CORE_SRC))
 SAN_DAEMON_OBJ := $(call obj,$(SAN_BUILD),$(DAEMON_SRC))
+SAN_CTL_OBJ    := $(call obj,$(SAN_BUILD),$(CTL_SRC))
+SAN_SPANK_LOGIC_OBJ := $(call obj,$(SAN_BUILD),$(SPANK_LOGIC_SRC))
 SAN_UNIT_OBJ   := $(call obj,$(SAN_BUILD),$(UNIT_SRC))
 
 BENCH_BIN := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all check unit-test integration-test san-test demo bench deps clean format
+# Order matters to the linker: the daemon's library uses the core, the core uses nothing above it.
+LIBS     := $(BUILD)/libspank_logic.a $(BUILD)/libcolocd.a $(BUILD)/libcoloc_core.a
+SAN_LIBS := $(SAN_BUILD)/libspank_logic.a $(SAN_BUILD)/libcolocd.a $(SAN_BUILD)/libcoloc_core.a
+
+.PHONY: all check unit-test integration-test san-test demo bench deps clean format format-check
 all: $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/unit-tests $(BENCH_BIN)
 
-$(BUILD)/libcoloc.a: $(CORE_OBJ) $(DAEMON_OBJ)
+$(BUILD)/libcoloc_core.a: $(CORE_OBJ)
+$(BUILD)/libcolocd.a: $(DAEMON_OBJ)
+$(BUILD)/libspank_logic.a: $(SPANK_LOGIC_OBJ)
+$(SAN_BUILD)/libcoloc_core.a: $(SAN_CORE_OBJ)
+$(SAN_BUILD)/libcolocd.a: $(SAN_DAEMON_OBJ)
+$(SAN_BUILD)/libspank_logic.a: $(SAN_SPANK_LOGIC_OBJ)
+%.a:
 	@mkdir -p $(@D)
+	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/colocd: $(BUILD)/obj/daemon/colocd_main.o $(BUILD)/libcoloc.a
+$(BUILD)/colocd: $(BUILD)/obj/daemon/colocd_main.o $(LIBS)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
-$(BUILD)/colocctl: $(BUILD)/obj/daemon/colocctl_main.o $(BUILD)/libcoloc.a
+$(BUILD)/colocctl: $(CTL_OBJ) $(LIBS)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 # The plugin links only what it needs and exports only the SPANK symbols.
-SPANK_CORE_OBJ := $(call obj,$(BUILD),$(wildcard proto/*.cpp))
-$(BUILD)/spank_coloc.so: $(SPANK_OBJ) $(SPANK_CORE_OBJ) spank/spank_coloc.map
+$(BUILD)/spank_coloc.so: $(BUILD)/obj/spank/spank_coloc.o $(BUILD)/libspank_logic.a $(BUILD)/libcoloc_core.a spank/spank_coloc.map
 	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=spank/spank_coloc.map -Wl,-z,defs \
-	    -o $@ $(SPANK_OBJ) $(SPANK_CORE_OBJ) -lzmq -lmunge -lsodium -lslurm -static-libstdc++ -static-libgcc
+	    -o $@ $(filter %.o %.a,$^) -lzmq -lmunge -lsodium -lslurm -static-libstdc++ -static-libgcc
 
-$(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libcoloc.a
+$(BUILD)/unit-tests: $(UNIT_OBJ) $(LIBS)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 # Concurrent place/started/ended clients that record what colocd acknowledged (crash test).
-$(BUILD)/tests/coloc-load: $(BUILD)/obj/tests/load/coloc_load.o $(BUILD)/libcoloc.a
+$(BUILD)/tests/coloc-load: $(BUILD)/obj/tests/load/coloc_load.o $(LIBS)
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM) -pthread
 
 # Sends one request as the calling user: the authorisation tests act as users colocd must refuse.
-$(BUILD)/tests/coloc-send: $(BUILD)/obj/tests/tools/coloc_send.o $(BUILD)/libcoloc.a
+$(BUILD)/tests/coloc-send: $(BUILD)/obj/tests/tools/coloc_send.o $(LIBS)
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libcoloc.a
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBS)
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
@@ -85,7 +101,7 @@ $(SAN_BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -O1 $(SANFLAGS) -c -o $@ $<
 
-$(SAN_BUILD)/unit-tests: $(SAN_UNIT_OBJ) $(SAN_CORE_OBJ) $(SAN_DAEMON_OBJ)
+$(SAN_BUILD)/unit-tests: $(SAN_UNIT_OBJ) $(SAN_LIBS)
 	$(CXX) $(CXXFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 deps:
@@ -96,7 +112,9 @@ unit-test: $(BUILD)/unit-tests
 	tests/unit-run $(BUILD)/unit-tests
 
 # colocd and colocctl with ASan + UBSan, for san-integration-test.
-$(SAN_BUILD)/colocd $(SAN_BUILD)/colocctl: $(SAN_BUILD)/%: $(SAN_BUILD)/obj/daemon/%_main.o $(SAN_CORE_OBJ) $(SAN_DAEMON_OBJ)
+$(SAN_BUILD)/colocd: $(SAN_BUILD)/obj/daemon/colocd_main.o $(SAN_LIBS)
+	$(CXX) $(CXXFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
+$(SAN_BUILD)/colocctl: $(SAN_CTL_OBJ) $(SAN_LIBS)
 	$(CXX) $(CXXFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 san-test: $(SAN_BUILD)/unit-tests

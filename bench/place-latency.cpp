@@ -35,7 +35,7 @@
 #include "daemon/log.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/server.hpp"
-#include "daemon/service.hpp"
+#include "daemon/service/service.hpp"
 #include "daemon/worker_pool.hpp"
 #include "proto/auth.hpp"
 #include "proto/envelope.hpp"

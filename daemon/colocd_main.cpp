@@ -15,7 +15,7 @@
 #include "daemon/metrics.hpp"
 #include "daemon/metrics_http.hpp"
 #include "daemon/server.hpp"
-#include "daemon/service.hpp"
+#include "daemon/service/service.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <yaml-cpp/yaml.h>
 
-#include "daemon/hostlist.hpp"
+#include "slurm/hostlist.hpp"
 
 namespace coloc::daemon {
 
@@ -130,7 +130,7 @@ void read_nodes(const Reader& r, const YAML::Node& nodes, Config& cfg) {
         if (!set["names"]) r.fail(set, key + ".names", "missing");
         if (!set["type"]) r.fail(set, key + ".type", "missing");
         std::string expr = r.str(set["names"], key + ".names");
-        auto names = expand_hostlist(expr);
+        auto names = slurm::expand_hostlist(expr);
         if (!names || names->empty()) r.fail(set["names"], key + ".names", "'" + expr + "' is not a Slurm hostlist");
         std::string type = r.str(set["type"], key + ".type");
         int type_index = cfg.topology.type_index(type);

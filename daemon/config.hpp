@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/steering_config.hpp"
+#include "daemon/steering/steering_config.hpp"
 #include "place/topology.hpp"
 
 namespace coloc::daemon {

@@ -10,9 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "daemon/slurm_jobs.hpp"
+#include "slurm/jobs.hpp"
 
 namespace coloc::daemon {
+
+// What slurmctld says runs (slurm/jobs.hpp), as reconciliation reads it.
+using slurm::SlurmJob;
+using slurm::SlurmJobNode;
+using slurm::SlurmSnapshot;
 
 inline constexpr const char* kEndedWhileAway = "ended while colocd was away";
 

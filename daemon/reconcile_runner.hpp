@@ -9,9 +9,12 @@
 #include <optional>
 #include <string>
 
-#include "daemon/slurm_jobs.hpp"
+#include "slurm/jobs.hpp"
 
 namespace coloc::daemon {
+
+using slurm::load_slurm_jobs;
+using slurm::SlurmSnapshot;
 
 struct SlurmAnswer {
     bool ok = false;

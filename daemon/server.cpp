@@ -9,7 +9,7 @@
 
 #include "daemon/log.hpp"
 #include "daemon/metrics_http.hpp"
-#include "daemon/service.hpp"
+#include "daemon/service/service.hpp"
 #include "proto/envelope.hpp"
 #include "proto/errors.hpp"
 

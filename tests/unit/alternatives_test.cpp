@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "daemon/alternatives.hpp"
+#include "daemon/service/alternatives.hpp"
 
 using coloc::daemon::AlternativesWriter;
 using coloc::daemon::explain_candidates;

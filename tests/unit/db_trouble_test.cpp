@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "daemon/log.hpp"
-#include "daemon/service.hpp"
-#include "daemon/sqlite.hpp"
+#include "daemon/service/service.hpp"
+#include "daemon/store/sqlite.hpp"
 #include "proto/envelope.hpp"
 #include "proto/messages.hpp"
 #include "tests/unit/test_env.hpp"

@@ -3,9 +3,9 @@
 // its reason.
 #include <doctest/doctest.h>
 
-#include "daemon/gres_detail.hpp"
+#include "slurm/gres_detail.hpp"
 
-using namespace coloc::daemon;
+using namespace coloc::slurm;
 
 TEST_CASE("gres detail: the forms Slurm writes") {
     NodeGres a = parse_node_gres("gpu:2(IDX:0-1)");

@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
-#include "daemon/hostlist.hpp"
+#include "slurm/hostlist.hpp"
 
-using coloc::expand_hostlist;
+using coloc::slurm::expand_hostlist;
 
 TEST_CASE("hostlists expand as Slurm writes them") {
     CHECK(expand_hostlist("n[1-3,7]") == std::vector<std::string>{"n1", "n2", "n3", "n7"});

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "daemon/log.hpp"
-#include "daemon/service.hpp"
-#include "daemon/slurm_job_gpus.hpp"
+#include "daemon/service/service.hpp"
+#include "slurm/job_gpus.hpp"
 #include "proto/envelope.hpp"
 #include "proto/messages.hpp"
 #include "tests/unit/test_env.hpp"
@@ -73,17 +73,17 @@ bool subset(const std::vector<int>& a, const std::vector<int>& of) {
 }  // namespace
 
 TEST_CASE("job GPUs: node list and gres details, in order; what is wrong with them, named") {
-    JobGpus j = job_gpus_from(7, "n[1-2]", {"gpu:2(IDX:0-1)", "gpu:2(IDX:2-3),gpuslot(CNT:1)"});
+    JobGpus j = slurm::job_gpus_from(7, "n[1-2]", {"gpu:2(IDX:0-1)", "gpu:2(IDX:2-3),gpuslot(CNT:1)"});
     REQUIRE(j.nodes.size() == 2);
     CHECK(j.nodes[0] == std::pair<std::string, std::vector<int>>{"n1", {0, 1}});
     CHECK(j.nodes[1] == std::pair<std::string, std::vector<int>>{"n2", {2, 3}});
-    CHECK_THROWS_WITH(job_gpus_from(7, "n[1-2]", {"gpu:2(IDX:0-1)"}),
+    CHECK_THROWS_WITH(slurm::job_gpus_from(7, "n[1-2]", {"gpu:2(IDX:0-1)"}),
                       "job 7: slurmctld gave 1 gres details for 2 nodes (n[1-2])");
-    CHECK_THROWS_WITH(job_gpus_from(7, "n[1-2", {"gpu:2(IDX:0-1)"}), "job 7: node list 'n[1-2' does not expand");
-    CHECK_THROWS_WITH(job_gpus_from(7, "", {}), "job 7: node list '' does not expand");
-    CHECK_THROWS_WITH(job_gpus_from(7, "n[1-2]", {"gpu:2(IDX:0-1)", "gpu:2(IDX:N/A)"}),
+    CHECK_THROWS_WITH(slurm::job_gpus_from(7, "n[1-2", {"gpu:2(IDX:0-1)"}), "job 7: node list 'n[1-2' does not expand");
+    CHECK_THROWS_WITH(slurm::job_gpus_from(7, "", {}), "job 7: node list '' does not expand");
+    CHECK_THROWS_WITH(slurm::job_gpus_from(7, "n[1-2]", {"gpu:2(IDX:0-1)", "gpu:2(IDX:N/A)"}),
                       "job 7: n2: gres detail 'gpu:2(IDX:N/A)': Slurm names no GPU indexes (IDX:N/A)");
-    CHECK_THROWS_WITH(job_gpus_from(7, "n[1-2]", {"gpu:2(IDX:0-1)", "gpuslot(CNT:2)"}),
+    CHECK_THROWS_WITH(slurm::job_gpus_from(7, "n[1-2]", {"gpu:2(IDX:0-1)", "gpuslot(CNT:2)"}),
                       "job 7: n2: Slurm gave no GPU there (gres detail 'gpuslot(CNT:2)')");
 }
 

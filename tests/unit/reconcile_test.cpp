@@ -8,7 +8,7 @@
 #include "daemon/log.hpp"
 #include "daemon/reconcile.hpp"
 #include "daemon/reconcile_runner.hpp"
-#include "daemon/service.hpp"
+#include "daemon/service/service.hpp"
 #include "proto/envelope.hpp"
 #include "proto/messages.hpp"
 #include "tests/unit/test_env.hpp"
@@ -100,17 +100,17 @@ TEST_CASE("reconcile: running jobs colocd never recorded are adopted node by nod
 }
 
 TEST_CASE("reconcile: Slurm's per-node GRES detail gives GPUs where it names them") {
-    SlurmJobNode a = parse_gres_detail("n1", "gpu:2(IDX:0-1)");
+    SlurmJobNode a = slurm::parse_gres_detail("n1", "gpu:2(IDX:0-1)");
     CHECK(a.gpus == std::vector<int>{0, 1});
     CHECK(a.gpu_count == 2);
-    SlurmJobNode b = parse_gres_detail("n1", "gpu:a100:3(IDX:0,2-3),gpuslot:1");
+    SlurmJobNode b = slurm::parse_gres_detail("n1", "gpu:a100:3(IDX:0,2-3),gpuslot:1");
     CHECK(b.gpus == std::vector<int>{0, 2, 3});
     CHECK(b.gpu_count == 3);
-    SlurmJobNode c = parse_gres_detail("n1", "gpuslot:2");
+    SlurmJobNode c = slurm::parse_gres_detail("n1", "gpuslot:2");
     CHECK(c.gpus.empty());
     CHECK(c.gpu_count == 2);
-    CHECK(parse_gres_detail("n1", "").gpu_count == 0);
-    CHECK(parse_gres_detail("n1", "gpu:(IDX:").gpus.empty());
+    CHECK(slurm::parse_gres_detail("n1", "").gpu_count == 0);
+    CHECK(slurm::parse_gres_detail("n1", "gpu:(IDX:").gpus.empty());
 }
 
 TEST_CASE("reconcile runner: the query runs on its own thread and poll never waits for it") {

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "daemon/server.hpp"
-#include "daemon/service.hpp"
+#include "daemon/service/service.hpp"
 #include "tests/unit/test_env.hpp"
 
 namespace coloc::test {

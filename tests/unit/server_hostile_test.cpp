@@ -8,7 +8,7 @@
 #include <zmq.h>
 
 #include "daemon/server.hpp"
-#include "daemon/service.hpp"
+#include "daemon/service/service.hpp"
 #include "proto/client.hpp"
 #include "proto/envelope.hpp"
 #include "proto/errors.hpp"

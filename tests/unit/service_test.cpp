@@ -3,7 +3,7 @@
 #include <map>
 
 #include "daemon/log.hpp"
-#include "daemon/service.hpp"
+#include "daemon/service/service.hpp"
 #include "proto/envelope.hpp"
 #include "proto/messages.hpp"
 #include "tests/unit/test_env.hpp"

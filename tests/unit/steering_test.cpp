@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "daemon/config.hpp"
-#include "daemon/slurm_nodes.hpp"
-#include "daemon/steering.hpp"
+#include "daemon/steering/node_writer.hpp"
+#include "daemon/steering/steering.hpp"
 #include "model/coloc_model.hpp"
 #include "place/coloc_policy.hpp"
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "daemon/store.hpp"
+#include "daemon/store/store.hpp"
 #include "tests/unit/test_env.hpp"
 
 using namespace coloc::daemon;

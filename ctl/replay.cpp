@@ -1,0 +1,339 @@
+// colocctl replay [TRACE]: replay a job log offline through the placement engine and model that
+// colocd uses, policy against policy, and print the table (and, with --out, CSV, JSON, plots).
+// Needs no daemon. Without a trace it replays the built-in demo trace on the default cluster.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unistd.h>
+
+#include "daemon/config.hpp"
+#include "ctl/commands.hpp"
+#include "model/baseline.hpp"
+#include "model/coloc_model.hpp"
+#include "model/io/gavel_json.hpp"
+#include "model/io/measurements_csv.hpp"
+#include "model/io/profiles_yaml.hpp"
+#include "place/policy_factory.hpp"
+#include "replay/demo.hpp"
+#include "replay/gavel_throughputs.hpp"
+#include "replay/measured_truth.hpp"
+#include "replay/plots.hpp"
+#include "replay/readers.hpp"
+#include "replay/report.hpp"
+#include "replay/synthetic.hpp"
+
+namespace coloc::ctl {
+
+namespace {
+
+struct ReplayArgs {
+    std::string trace, format, policies = "exclusive,slurm,pack,spread,coloc";
+    bool skip_bad = false;
+    std::string config;
+    int nodes = replay::DefaultCluster::nodes, gpus_per_node = replay::DefaultCluster::gpus_per_node;
+    int slots_per_gpu = replay::DefaultCluster::slots_per_gpu, island_size = replay::DefaultCluster::island_size;
+    int nodes_per_link = replay::DefaultCluster::nodes_per_link;
+    std::string model = "coloc", profiles, measurements, exclude_pairs, gpu_type = "v100", rules;
+    std::string truth = "model";
+    double cannot_corun = 5.0;
+    double load = 1.0;
+    std::uint64_t seed = 1;
+    int backfill_depth = 500;
+    int coloc_max_nodes = place::ColocOptions{}.max_nodes_scored;
+    double coloc_max_loss = 0;  // 0 = none
+    std::string out;
+    bool json = false, no_progress = false, no_plots = false;
+    std::size_t synthetic = 0;
+    double synthetic_load = 0.7;
+};
+
+struct ReplayError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw ReplayError(path + ": cannot be read");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// A catalogue without the measured pairs of one GPU type (to judge the model on pairs it never saw).
+model::ProfileCatalogue without_pairs(const model::ProfileCatalogue& in, const std::string& gpu_type) {
+    model::ProfileCatalogue out;
+    for (const auto& p : in.profiles())
+        if (p.name != model::ProfileCatalogue::kDefaultName) out.intern(p);
+    for (const auto& pair : in.pairs())
+        if (pair.gpu_type != gpu_type) out.add_pair(pair);
+    return out;
+}
+
+model::ProfileCatalogue load_catalogue(const ReplayArgs& a, const std::string& config_profiles) {
+    if (!a.measurements.empty()) {
+        std::string text = read_file(a.measurements);
+        auto first = text.find_first_not_of(" \t\r\n");
+        model::Measurements m;
+        if (first != std::string::npos && text[first] == '{') {
+            m = model::io::measurements_from_gavel_json(text, a.measurements);
+        } else {
+            std::istringstream in(text);
+            m = model::io::parse_measurements_csv(in, a.measurements);
+        }
+        std::erase_if(m.pairs, [&](const model::PairMeasurement& p) { return p.gpu_type == a.exclude_pairs; });
+        return model::catalogue_from(m);
+    }
+    std::string path = !a.profiles.empty() ? a.profiles : config_profiles;
+    model::ProfileCatalogue c = path.empty() ? model::catalogue_from(replay::gavel_measurements())
+                                             : model::io::load_profiles_yaml(path);
+    return a.exclude_pairs.empty() ? c : without_pairs(c, a.exclude_pairs);
+}
+
+// "\rreplaying coloc  45% (450000 of 1000000 jobs done)" on a terminal, for replays that take
+// longer than half a second, at most five times a second; erased when the policy is done.
+struct Progress {
+    using Clock = std::chrono::steady_clock;
+    bool on = false;
+    std::string policy;
+    Clock::time_point started = Clock::now(), shown;
+    bool showing = false;
+    void start(const std::string& name) {
+        policy = name;
+        started = Clock::now();
+    }
+    void operator()(std::size_t done, std::size_t total) {
+        if (!on || total == 0) return;
+        const auto now = Clock::now();
+        if (done == total) {
+            if (showing) std::fprintf(stderr, "\r%*s\r", 72, "");
+            showing = false;
+        } else if (now - started > std::chrono::milliseconds(500) && now - shown > std::chrono::milliseconds(200)) {
+            std::fprintf(stderr, "\rreplaying %-9s %3d%% (%zu of %zu jobs done)", policy.c_str(),
+                         static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total)), done, total);
+            shown = now;
+            showing = true;
+        }
+        std::fflush(stderr);
+    }
+};
+
+int run(const CtlOptions& opts, const ReplayArgs& a) {
+    // The cluster, and the catalogue colocd.yaml names.
+    place::Topology topology;
+    std::string cluster, config_profiles;
+    if (!a.config.empty()) {
+        daemon::Config cfg = daemon::load_config(a.config);
+        topology = std::move(cfg.topology);
+        config_profiles = cfg.profiles;
+        cluster = std::to_string(topology.nodes().size()) + " nodes, " + std::to_string(topology.total_gpus()) +
+                  " GPUs (" + a.config + ")";
+    } else {
+        topology = place::uniform_topology(a.nodes, a.gpus_per_node, a.slots_per_gpu, a.island_size, a.nodes_per_link);
+        cluster = std::to_string(a.nodes) + " nodes x " + std::to_string(a.gpus_per_node) + " GPUs, " +
+                  std::to_string(a.slots_per_gpu) + " slot(s) per GPU";
+    }
+
+    // The trace.
+    std::optional<replay::TraceFormat> format;
+    if (!a.format.empty()) {
+        format = replay::format_from_string(a.format);
+        if (!format) throw ReplayError("--format '" + a.format + "' is not one of " + replay::format_names());
+    }
+    replay::ReadOptions read_options;
+    read_options.skip_bad = a.skip_bad;
+    replay::Trace trace;
+    if (a.synthetic > 0) {
+        if (!a.trace.empty()) throw ReplayError("give a trace or --synthetic, not both");
+        replay::SyntheticOptions so;
+        so.jobs = a.synthetic;
+        so.seed = a.seed;
+        so.cluster_gpus = topology.total_gpus();
+        so.offered_load = a.synthetic_load;
+        trace = replay::synthetic_trace(so);
+    } else if (a.trace.empty()) {
+        std::istringstream demo(replay::demo_trace_text());
+        trace = replay::read_trace(demo, replay::TraceFormat::ColocHistory, "<built-in demo trace>", read_options);
+    } else {
+        trace = replay::read_trace_file(a.trace, format, read_options);
+    }
+    replay::resolve_gavel_run_times(trace, a.gpu_type);
+
+    // The model coloc places by, and the truth.
+    model::ColocParams params;
+    params.gpu_type = a.gpu_type;
+    std::unique_ptr<model::InterferenceModel> placement_model;
+    const model::ProfileCatalogue* catalogue = nullptr;
+    model::ProfileCatalogue plain;
+    if (a.model == "coloc") {
+        auto cm = std::make_unique<model::ColocModel>(load_catalogue(a, config_profiles), params);
+        catalogue = &cm->catalogue();
+        placement_model = std::move(cm);
+    } else {
+        plain = load_catalogue(a, config_profiles);
+        catalogue = &plain;
+        placement_model = std::make_unique<model::BaselineModel>();
+    }
+    std::unique_ptr<model::InterferenceModel> measured;
+    const model::InterferenceModel* truth = placement_model.get();
+    std::string truth_name = "the same model";
+    if (a.truth.rfind("measured:", 0) == 0) {
+        replay::TruthOptions to;
+        to.cannot_corun_slowdown = a.cannot_corun;
+        const std::string file = a.truth.substr(9);
+        auto table = replay::load_pair_table(file, a.gpu_type);
+        truth_name = "measured same-GPU pairs on " + a.gpu_type + " from " +
+                     (file == "gavel" ? std::string("Gavel (built in)") : file) + " (" +
+                     std::to_string(table.measured()) + " pairs)";
+        measured = std::make_unique<replay::MeasuredTruth>(std::move(table), to);
+        truth = measured.get();
+    } else if (a.truth != "model") {
+        throw ReplayError("--truth '" + a.truth + "' is not 'model' or 'measured:FILE'");
+    }
+
+    // Profiles, then the workload.
+    std::optional<replay::ProfileRules> rules;
+    if (!a.rules.empty()) rules = replay::load_profile_rules(a.rules, *catalogue);
+    replay::ProfileCounts counts;
+    auto profiles = replay::assign_profiles(trace, *catalogue, rules ? &*rules : nullptr, a.seed, counts);
+    replay::Workload workload = replay::build_workload(trace, profiles, counts, topology, {a.load});
+    if (workload.jobs.empty()) throw ReplayError("no job of the trace can be replayed on this cluster");
+
+    replay::ReplaySetup setup;
+    setup.topology = &topology;
+    setup.policies = place::parse_policy_list(a.policies);
+    setup.model = placement_model.get();
+    setup.truth = truth;
+    setup.coloc.max_nodes_scored = a.coloc_max_nodes;
+    if (a.coloc_max_loss > 0) setup.coloc.max_loss_per_gpu = a.coloc_max_loss;
+    setup.sim.backfill_depth = a.backfill_depth;
+    auto progress = std::make_shared<Progress>();
+    progress->on = !a.no_progress && isatty(STDERR_FILENO);
+    setup.sim.progress = [progress](std::size_t done, std::size_t total) { (*progress)(done, total); };
+    setup.on_policy = [progress](const std::string& name) { progress->start(name); };
+    replay::ReplayResult result = replay::run_replay(workload, setup);
+
+    replay::ReplayContext context;
+    context.trace_source = trace.source;
+    context.trace_format = a.synthetic > 0 ? "synthetic" : replay::to_string(trace.format);
+    context.records = trace.records;
+    context.bad = trace.bad;
+    context.bad_lines = trace.bad_lines;
+    context.skipped = trace.skipped;
+    context.notes = trace.notes;
+    context.workload = workload.report;
+    if (rules)
+        for (const auto& r : rules->rules)
+            context.rule_names.push_back("rule at " + a.rules + ":" + std::to_string(r.line));
+    context.cluster = cluster;
+    context.total_gpus = topology.total_gpus();
+    context.model = placement_model->name() + " model on " + a.gpu_type + ", " +
+                    std::to_string(catalogue->size()) + " profiles, " + std::to_string(catalogue->pairs().size()) +
+                    " measured pairs" + (a.exclude_pairs.empty() ? "" : " (none on " + a.exclude_pairs + ")");
+    context.truth = truth_name;
+    context.load = a.load;
+    context.seed = a.seed;
+
+    if (!a.out.empty()) {
+        std::filesystem::create_directories(a.out);
+        std::ofstream csv(a.out + "/jobs.csv");
+        replay::write_jobs_csv(csv, workload, result);
+        std::ofstream summary(a.out + "/summary.json");
+        summary << replay::summary_json(context, result).dump(2) << "\n";
+        if (!csv || !summary) throw ReplayError(a.out + ": cannot write the results");
+    }
+    if (opts.json || a.json) {
+        std::cout << replay::summary_json(context, result).dump(2) << "\n";
+    } else {
+        std::cout << replay::describe(context) << "\n" << replay::format_table(result.summaries);
+    }
+    if (!a.out.empty()) {
+        replay::PlotFiles plots = replay::write_plots(a.out, workload, result, topology.total_gpus(), !a.no_plots);
+        std::ostream& note = (opts.json || a.json) ? std::cerr : std::cout;
+        note << "\nwrote " << a.out << "/jobs.csv, " << a.out << "/summary.json and " << plots.written.size()
+             << " plot files in " << a.out << "\n";
+        if (!plots.problem.empty()) std::cerr << "colocctl: warning: plots not rendered: " << plots.problem << "\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
+    static ReplayArgs a;
+    auto* cmd = app.add_subcommand("replay", "replay a job log offline, policy against policy (no daemon)");
+    cmd->add_option("trace", a.trace, "the job log; none = the built-in demo trace");
+    cmd->add_option("--synthetic", a.synthetic,
+                    "replay N synthetic jobs instead (sizes 1-64 GPUs, log-normal run times, seeded by --seed)");
+    cmd->add_option("--synthetic-load", a.synthetic_load, "GPU time the synthetic jobs ask for, per GPU of the cluster")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    cmd->add_option("--format", a.format,
+                    "sacct|jobcomp|coloc-history|swf|helios|gavel|tiresias; detected from the content when left out");
+    cmd->add_flag("--skip-bad", a.skip_bad, "skip and count malformed lines instead of stopping at the first");
+    cmd->add_option("--policy", a.policies, "policies to compare, comma-separated")->capture_default_str();
+    cmd->add_option("--config", a.config, "take the cluster (node types, nodes, links) from this colocd.yaml");
+    cmd->add_option("--nodes", a.nodes, "nodes of the default cluster")->check(CLI::Range(1, 100000))->capture_default_str();
+    cmd->add_option("--gpus-per-node", a.gpus_per_node, "GPUs per node")->check(CLI::Range(1, 64))->capture_default_str();
+    cmd->add_option("--slots-per-gpu", a.slots_per_gpu, "jobs a GPU may hold at once (1 = never shared)")
+        ->check(CLI::Range(1, 16))
+        ->capture_default_str();
+    cmd->add_option("--island-size", a.island_size, "GPUs per NVLink island / PCIe switch")->capture_default_str();
+    cmd->add_option("--nodes-per-link", a.nodes_per_link, "nodes per leaf switch")->capture_default_str();
+    cmd->add_option("--model", a.model, "the model coloc places by")
+        ->check(CLI::IsMember({"coloc", "baseline"}))
+        ->capture_default_str();
+    cmd->add_option("--profiles", a.profiles,
+                    "profile catalogue (coloc-profiles(5)); default: Gavel's job types and measured pairs, built in");
+    cmd->add_option("--measurements", a.measurements,
+                    "make the catalogue from measurements instead (Gavel's throughput JSON or the fit CSV)");
+    cmd->add_option("--exclude-pairs", a.exclude_pairs,
+                    "leave out the model's measured pairs on this GPU type (judge it on pairs it never saw)");
+    cmd->add_option("--gpu-type", a.gpu_type, "the nodes' GPU type (model reference, Gavel run times, measured truth)")
+        ->capture_default_str();
+    cmd->add_option("--rules", a.rules, "YAML rules giving jobs without a profile one by name, user or partition");
+    cmd->add_option("--truth", a.truth,
+                    "how fast co-located jobs really run: model, or measured:FILE (Gavel's JSON, the fit CSV, or "
+                    "'gavel' for Gavel's pairs built in)")
+        ->capture_default_str();
+    cmd->add_option("--cannot-corun-slowdown", a.cannot_corun,
+                    "measured truth: slowdown of a pair measured as unable to co-run")
+        ->capture_default_str();
+    cmd->add_option("--load", a.load, "arrival rate factor (2 = the same jobs arrive twice as fast)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    cmd->add_option("--seed", a.seed, "seed for every random choice (profile draws)")->capture_default_str();
+    cmd->add_option("--backfill-depth", a.backfill_depth, "queued jobs each backfill pass considers")
+        ->check(CLI::Range(0, 1000000))
+        ->capture_default_str();
+    cmd->add_option("--coloc-max-nodes", a.coloc_max_nodes, "occupied nodes coloc scores per decision (0 = all)")
+        ->check(CLI::Range(0, 1000000))
+        ->capture_default_str();
+    cmd->add_option("--coloc-max-loss", a.coloc_max_loss,
+                    "coloc declines a placement losing more than this per GPU (the job waits); 0 = never")
+        ->check(CLI::Range(0.0, 1e9));
+    cmd->add_option("--out", a.out, "also write jobs.csv, summary.json and plots (SVG, PNG) into this directory");
+    cmd->add_flag("--no-plots", a.no_plots, "with --out: write the plot data and script, do not run gnuplot");
+    cmd->add_flag("--json", a.json, "print the JSON summary instead of the table");
+    cmd->add_flag("--no-progress", a.no_progress, "no progress line (it shows only on a terminal anyway)");
+    cmd->callback([cmd, &opts, &exit_code] {
+        try {
+            // The demo (no trace, no model or truth chosen) is judged as bench/replay-quality is:
+            // by Gavel's measured pairs on the GPU type, with a model that never saw those pairs.
+            if (a.trace.empty() && a.synthetic == 0 && !cmd->count("--truth") && !cmd->count("--exclude-pairs") &&
+                !cmd->count("--profiles") && !cmd->count("--measurements") && a.config.empty()) {
+                a.truth = "measured:gavel";
+                a.exclude_pairs = a.gpu_type;
+            }
+            exit_code = run(opts, a);
+        } catch (const std::exception& e) {
+            std::cerr << "colocctl: error: " << e.what() << "\n";
+            exit_code = 1;
+        }
+    });
+}
+
+}  // namespace coloc::ctl

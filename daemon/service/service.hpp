@@ -1,0 +1,203 @@
+// colocd's state and request handlers: the cluster as colocd knows it, the placement engine,
+// the history store, and one handler per op, dispatched from a single table.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/service/access.hpp"
+#include "daemon/service/alternatives.hpp"
+#include "daemon/config.hpp"
+#include "daemon/metrics.hpp"
+#include "daemon/reconcile_runner.hpp"
+#include "slurm/job_gpus.hpp"
+#include "daemon/steering/node_writer.hpp"
+#include "daemon/steering/steering.hpp"
+#include "daemon/store/store.hpp"
+#include "daemon/worker_pool.hpp"
+#include "model/catalogue.hpp"
+#include "model/model.hpp"
+#include "place/cluster_state.hpp"
+#include "place/coloc_policy.hpp"
+#include "proto/auth.hpp"
+#include "proto/envelope.hpp"
+#include "proto/errors.hpp"
+#include "proto/messages.hpp"
+
+namespace coloc::daemon {
+
+// A job's GPUs on each node, as slurmctld tells them (slurm/job_gpus.hpp).
+using slurm::JobGpus;
+using slurm::JobGpusLookup;
+using slurm::load_job_gpus;
+
+struct Counters {
+    std::int64_t requests = 0;
+    std::int64_t refused = 0;       // any error reply
+    std::int64_t auth_refused = 0;  // credential problems
+    std::int64_t placements = 0;    // new decisions
+    std::int64_t reused = 0;        // later steps answered from an earlier decision
+    std::int64_t adopted = 0;       // fallback placements the plugin reported afterwards
+    std::int64_t ended = 0;
+    std::int64_t observations = 0;  // iteration timings the model learned from
+};
+
+class Service {
+public:
+    // `job_gpus` asks slurmctld for a job's GPUs on each node (narrow jobs on several nodes).
+    explicit Service(Config config, JobGpusLookup::Query job_gpus = load_job_gpus);
+    ~Service();
+
+    // Handles one request's bytes and returns the reply's bytes (a round of one). Never throws.
+    std::string handle(std::string_view bytes);
+    // Group commit: handles the requests of one poll round with their writes in one transaction
+    // and returns their replies, in order, once it has committed; each ok reply that wrote says
+    // "durability": "stored". When the database cannot be written (disk full, locked,
+    // read-only...) the round's writes join the store's backlog instead, what was decided stays
+    // in memory, and the replies say "queued" (daemon/store/durability.cpp). When the commit
+    // fails for another reason nothing of the round is acknowledged and the state in memory goes
+    // back to what is stored.
+    std::vector<std::string> handle_round(const std::vector<std::string_view>& requests);
+    // Between rounds: stores the backlog when a retry is due.
+    void retry_store();
+    // On a graceful stop: a last try to store the backlog; logs what is lost. Returns the
+    // records that could not be stored.
+    std::size_t store_before_stop();
+    // Between requests: picks up Slurm's answer for reconciliation and applies it, and starts
+    // the next query when one is due (daemon/service/reconciling.cpp). Never waits for Slurm.
+    void tick();
+    // Reconciles with what Slurm says runs: closes what ended while colocd was away, adopts what
+    // it never placed. Returns what it did; `colocctl status` shows the last one.
+    struct ReconcileSummary {
+        std::int64_t time = 0;        // epoch seconds of Slurm's answer, 0 = never
+        std::int64_t slurm_jobs = 0;  // jobs slurmctld listed
+        std::int64_t closed = 0, adopted = 0;
+        std::string error;            // the last query's failure, empty when it worked
+    };
+    ReconcileSummary reconcile(const SlurmSnapshot& slurm);
+    const ReconcileSummary& last_reconcile() const { return last_reconcile_; }
+    // Between requests: a round of node steering when it is on and due; Slurm hears of it from
+    // another thread, so this never waits for slurmctld.
+    void steer();
+
+    const Config& config() const { return cfg_; }
+    Store& store() { return store_; }
+    const place::ClusterState& cluster() const { return cluster_; }
+    const Counters& counters() const { return counters_; }
+    // What `colocctl metrics` and the HTTP endpoint show.
+    MetricsSnapshot metrics() const;
+    // Credential checks of one round at once, besides the serving thread's own.
+    static constexpr int kOpeners = 3;
+
+private:
+    using Handler = proto::json (Service::*)(const proto::Request&, const proto::Identity&);
+    struct Route {
+        const char* op;
+        Handler handler;
+    };
+    static const Route kRoutes[];
+
+    // A request with its envelope opened and its credential checked, ready for its handler.
+    // Opening reads nothing but the configuration, so the requests of a round are opened side
+    // by side (each credential check is a round trip to munged); handlers run one at a time.
+    struct Opened {
+        proto::Request req;
+        proto::Identity who;
+        const Route* route = nullptr;
+        std::optional<proto::ProtoError> refused;  // set: answered with this error
+        bool bad_credential = false;               // refused for its credential (auth_refused)
+        double seconds = 0;                        // spent opening
+    };
+    Opened open(std::string_view bytes) const;
+    proto::json dispatch(Opened&& opened);  // the reply object, ok or error
+    WorkerPool openers_{kOpeners};
+
+    proto::json on_place(const proto::Request&, const proto::Identity&);
+    // The engine's decision, timed for coloc_decision_duration_seconds and
+    // coloc_decision_cpu_seconds (apart from munge, I/O and the database).
+    place::Decision decide(const place::JobRequest& request, int keep);
+    proto::json on_started(const proto::Request&, const proto::Identity&);
+    proto::json on_ended(const proto::Request&, const proto::Identity&);
+    proto::json on_status(const proto::Request&, const proto::Identity&);
+    proto::json on_nodes(const proto::Request&, const proto::Identity&);
+    proto::json on_jobs(const proto::Request&, const proto::Identity&);
+    proto::json on_history(const proto::Request&, const proto::Identity&);
+    proto::json on_explain(const proto::Request&, const proto::Identity&);
+    proto::json on_observe(const proto::Request&, const proto::Identity&);
+    proto::json on_metrics(const proto::Request&, const proto::Identity&);
+    proto::json on_steering(const proto::Request&, const proto::Identity&);
+    void load_learned_params();
+    std::pair<std::int64_t, std::int64_t> slot_totals() const;  // GPU slots in all, in use
+
+    void require_reporter(const proto::Identity& who) const;
+    void recover_running_jobs();
+    void reload_from_store();
+    const model::JobProfile* profile_for(const std::string& name) const;
+    void adopt(const std::string& node, const proto::LocalPlacement& local, std::int64_t now);
+    void occupy(std::int64_t job_id, const std::string& profile, int node, const std::vector<int>& gpus,
+                bool enforce_slots, std::int64_t since);
+    void release(std::int64_t job_id, int node);
+    bool visible_to(std::int64_t job_uid, const proto::Identity& who) const;
+    proto::json job_json(const JobRow& job);
+
+    Config cfg_;
+    Access access_;
+    Store store_;
+    model::ProfileCatalogue catalogue_;
+    std::unique_ptr<model::InterferenceModel> model_;
+    place::ColocPolicy policy_;
+    place::ClusterState cluster_;
+    Counters counters_;
+    MetricsSnapshot metrics_;  // histograms and refusals by code; counters are copied in on read
+    std::int64_t started_at_ = 0;
+    ReconcileRunner reconciler_{cfg_.reconcile_interval_s};
+    ReconcileSummary last_reconcile_;
+    void reconcile_status(proto::json& status) const;
+    void store_status(proto::json& status) const;
+    // Node steering (daemon/service/steering_ops.cpp): the writer exists once steering was on.
+    Steering steering_{make_steering(cfg_, catalogue_)};
+    std::unique_ptr<SlurmNodeWriter> node_writer_;
+    static Steering make_steering(const Config& cfg, const model::ProfileCatalogue& catalogue);
+    void submit_to_slurm(std::vector<NodeUpdate> updates);
+    proto::json steering_json() const;
+    // What steering advised when a job landed, kept with its decision for explain.
+    void record_steering_advice(std::int64_t decision, std::int64_t job_id, const std::string& node,
+                                const model::JobProfile& profile);
+    proto::json steering_advice_of(std::int64_t decision);
+    // The jobs row of a job being placed now, from its place request.
+    JobRow placed_job_row(const proto::PlaceRequest& r, std::int64_t now);
+    UserNames user_names_;
+    // A scored candidate for explain: where, the job's slowdown, and per neighbour its slowdown
+    // before and after and what it would share with the job (gpu ... link).
+    void write_candidate(AlternativesWriter& out, const place::Candidate& c) const;
+    // A job on several nodes: places all of them at once (daemon/service/multinode.cpp); nullopt
+    // when the request is to be placed node by node. Bind mode places r.slots on each node;
+    // narrow mode asks slurmctld for each node's GPUs first and places within them.
+    std::optional<proto::json> place_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
+                                               std::int64_t now);
+    std::optional<proto::json> place_whole_narrow_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
+                                                      std::int64_t now);
+    // The request over all the job's nodes, or nullopt when it is to be placed node by node (part
+    // of it placed already, a node colocd does not describe, one node only).
+    std::optional<place::JobRequest> whole_job_request(const proto::PlaceRequest& r,
+                                                       const model::JobProfile& profile);
+    // Stores and applies a whole-job decision; the asking node's reply.
+    std::optional<proto::json> record_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
+                                 const place::JobRequest& request, const place::Candidate& chosen, GpuMode mode,
+                                 const std::string& note, std::int64_t now);
+    // How long a narrow job's first request waits for slurmctld to tell every node's GPUs. The
+    // plugin waits 250 ms for colocd by default (munge, fork and the round trip take some of it),
+    // and slurmctld here answers a job lookup in under 20 ms: 100 ms leaves room for both.
+    // The same 100 ms is all that one round of requests may wait for slurmctld altogether:
+    // several narrow jobs arriving together must not add their waits up past the plugin's.
+    static constexpr std::chrono::milliseconds kJobGpusWait{100};
+    JobGpusLookup job_gpus_;
+    std::chrono::microseconds job_gpus_left_{kJobGpusWait};  // reset by handle_round
+};
+
+}  // namespace coloc::daemon

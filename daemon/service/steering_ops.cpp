@@ -1,0 +1,113 @@
+// colocd's side of node steering: the rounds between requests, the admin switch
+// (`colocctl steering on|off`), and what steering advised when each job landed (kept beside the
+// decision, shown by `colocctl explain`).
+#include <chrono>
+#include <stdexcept>
+
+#include "daemon/log.hpp"
+#include "daemon/service/service.hpp"
+#include "proto/errors.hpp"
+#include "proto/fields.hpp"
+
+namespace coloc::daemon {
+
+using proto::json;
+using proto::ProtoError;
+namespace code = proto::code;
+
+namespace {
+
+std::int64_t steady_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Nodes a steering round looks at per pass of colocd's loop: about 0.2 ms each on busy nodes
+// (three probes), so a pass holds requests up for ~10 ms however large the cluster.
+constexpr int kSteeringNodesPerCall = 64;
+
+}  // namespace
+
+Steering Service::make_steering(const Config& cfg, const model::ProfileCatalogue& catalogue) {
+    try {
+        return Steering(cfg.steering, catalogue, static_cast<int>(cfg.topology.nodes().size()));
+    } catch (const std::invalid_argument& e) {
+        throw ConfigError(cfg.path + ": " + e.what());
+    }
+}
+
+void Service::submit_to_slurm(std::vector<NodeUpdate> updates) {
+    if (updates.empty()) return;
+    if (!node_writer_) node_writer_ = std::make_unique<SlurmNodeWriter>();
+    node_writer_->submit(std::move(updates));
+}
+
+void Service::steer() {
+    try {
+        submit_to_slurm(steering_.round(cluster_, policy_, *model_, steady_ms(), kSteeringNodesPerCall));
+    } catch (const std::exception& e) {
+        log_error("steering: " + std::string(e.what()));
+    }
+}
+
+json Service::steering_json() const {
+    json nodes = json::array();
+    const auto& topo = cfg_.topology;
+    for (std::size_t n = 0; n < topo.nodes().size(); ++n) {
+        const auto& a = steering_.applied(static_cast<int>(n));
+        if (!a) continue;
+        nodes.push_back({{"node", topo.nodes()[n].name}, {"extra_weight", a->extra_weight}, {"features", a->features}});
+    }
+    json out = {{"enabled", steering_.enabled()}, {"interval_s", steering_.config().interval_s},
+                {"rounds", steering_.rounds()}, {"updates", steering_.updates()}, {"nodes", nodes}};
+    if (node_writer_) {
+        const auto st = node_writer_->status();
+        out["slurm_updates_sent"] = st.sent;
+        out["slurm_updates_failed"] = st.failed;
+        out["last_error"] = st.last_error;
+        json admin = json::array();
+        for (const auto& [node, s] : st.admin)
+            admin.push_back({{"node", node}, {"weight", s.weight}, {"features", s.features}});
+        out["admin_settings"] = admin;
+    }
+    return out;
+}
+
+// {"op":"steering"} reads; {"op":"steering","enabled":true|false} switches (admins only).
+json Service::on_steering(const proto::Request& req, const proto::Identity& who) {
+    if (req.body.contains("enabled")) {
+        if (!access_.is_admin(who.uid))
+            throw ProtoError(code::kForbidden,
+                             "only colocd's admins may switch node steering; uid " + std::to_string(who.uid) + " may not");
+        const bool on = proto::get_bool_or(req.body, "enabled", false);
+        if (steering_.enabled() != on) log_info(std::string("node steering switched ") + (on ? "on" : "off"));
+        submit_to_slurm(steering_.set_enabled(on, cfg_.topology));
+        if (on) steer();
+        // Switching off answers once Slurm has the admin's settings back (or after 5 s).
+        if (!on && node_writer_) node_writer_->flush(5000);
+    }
+    return {{"steering", steering_json()}};
+}
+
+void Service::record_steering_advice(std::int64_t decision, std::int64_t job_id, const std::string& node,
+                                     const model::JobProfile&) {
+    if (!steering_.enabled()) return;
+    const int here = cfg_.topology.node_index(node);
+    if (here < 0) return;
+    const std::optional<int> least = steering_.least_extra_weight();
+    const auto& mine = steering_.applied(here);
+    json advice = {{"extra_weight", mine ? mine->extra_weight : 0},
+                   {"least_extra_weight", least.value_or(0)},
+                   {"followed", !mine || !least || mine->extra_weight <= *least},
+                   {"features", mine ? mine->features : std::vector<std::string>{}}};
+    store_.record_steering_advice(decision, job_id, node, advice.dump());
+}
+
+json Service::steering_advice_of(std::int64_t decision) {
+    const std::optional<std::string> stored = store_.steering_advice(decision);
+    if (!stored) return nullptr;
+    json advice = json::parse(*stored, nullptr, false);
+    return advice.is_discarded() ? json(nullptr) : advice;
+}
+
+}  // namespace coloc::daemon

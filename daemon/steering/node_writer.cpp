@@ -1,0 +1,165 @@
+#include "daemon/steering/node_writer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+
+#include "daemon/log.hpp"
+
+namespace coloc::daemon {
+
+namespace {
+
+std::vector<std::string> split(const std::string& list) {
+    std::vector<std::string> out;
+    std::stringstream in(list);
+    std::string item;
+    while (std::getline(in, item, ','))
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+bool is_coloc_feature(const std::string& f) { return f.rfind(kSteeringFeaturePrefix, 0) == 0; }
+
+}  // namespace
+
+std::string admin_features(const std::string& list) {
+    std::string out;
+    for (const std::string& f : split(list))
+        if (!is_coloc_feature(f)) out += (out.empty() ? "" : ",") + f;
+    return out;
+}
+
+std::string with_coloc_features(const std::string& admin, const std::vector<std::string>& coloc) {
+    std::vector<std::string> all = split(admin_features(admin));
+    for (const std::string& f : coloc)
+        if (std::find(all.begin(), all.end(), f) == all.end()) all.push_back(f);
+    std::string out;
+    for (const std::string& f : all) out += (out.empty() ? "" : ",") + f;
+    return out;
+}
+
+SlurmNodeWriter::SlurmNodeWriter() : worker_([this] { work(); }) {}
+
+SlurmNodeWriter::~SlurmNodeWriter() {
+    {
+        // What is still queued is dropped: every node changed or about to be gets its own back.
+        std::lock_guard lock(mu_);
+        std::vector<std::string> nodes;
+        for (const auto& [node, _] : status_.admin) nodes.push_back(node);
+        for (const NodeUpdate& u : queue_)
+            if (std::find(nodes.begin(), nodes.end(), u.node) == nodes.end()) nodes.push_back(u.node);
+        queue_.clear();
+        for (const std::string& node : nodes) queue_.push_back({node, std::nullopt});
+        stop_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+}
+
+void SlurmNodeWriter::submit(std::vector<NodeUpdate> updates) {
+    if (updates.empty()) return;
+    {
+        std::lock_guard lock(mu_);
+        for (auto& u : updates) queue_.push_back(std::move(u));
+    }
+    wake_.notify_all();
+}
+
+bool SlurmNodeWriter::flush(int timeout_ms) {
+    std::unique_lock lock(mu_);
+    return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return queue_.empty() && !busy_; });
+}
+
+SlurmNodeWriter::Status SlurmNodeWriter::status() const {
+    std::lock_guard lock(mu_);
+    return status_;
+}
+
+void SlurmNodeWriter::work() {
+    std::unique_lock lock(mu_);
+    while (true) {
+        wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) break;  // stopping, and everything given back
+        NodeUpdate u = std::move(queue_.front());
+        queue_.pop_front();
+        busy_ = true;
+        lock.unlock();
+        apply(u);
+        lock.lock();
+        busy_ = false;
+        if (queue_.empty()) idle_.notify_all();
+    }
+    idle_.notify_all();
+}
+
+// Runs on the worker thread; status_ under the lock.
+void SlurmNodeWriter::apply(const NodeUpdate& u) {
+    std::optional<SlurmNodeSettings> admin;
+    {
+        std::lock_guard lock(mu_);
+        if (auto it = status_.admin.find(u.node); it != status_.admin.end()) admin = it->second;
+    }
+    std::string why;
+    if (admin) {
+        // The admin may have changed the node while colocd steered it (scontrol update): a
+        // weight other than the one colocd last set, and every feature not named coloc_*, are
+        // the admin's now, kept while steering and given back when it stops.
+        SlurmNodeSettings now;
+        if (load_slurm_node(u.node, now, why)) {
+            std::lock_guard lock(mu_);
+            SlurmNodeSettings& known = status_.admin[u.node];
+            if (auto last = last_set_.find(u.node); last != last_set_.end() && now.weight != last->second.weight) {
+                log_info("steering: " + u.node + "'s Weight was set to " + std::to_string(now.weight) +
+                         " by someone else; it is the admin's weight from now on");
+                known.weight = now.weight;
+            }
+            known.features = admin_features(now.features);
+            known.active_features = admin_features(now.active_features);
+            admin = known;
+        }
+        why.clear();
+    } else {
+        if (!u.advice) return;  // never changed: nothing to give back
+        SlurmNodeSettings now;
+        if (!load_slurm_node(u.node, now, why)) {
+            std::lock_guard lock(mu_);
+            ++status_.failed;
+            status_.last_error = why;
+            log_error(why);
+            return;
+        }
+        // Features named coloc_* are colocd's, left over from a colocd that did not stop cleanly.
+        now.features = admin_features(now.features);
+        now.active_features = admin_features(now.active_features);
+        admin = now;
+        std::lock_guard lock(mu_);
+        status_.admin.emplace(u.node, now);
+    }
+    SlurmNodeSettings want = *admin;
+    if (u.advice) {
+        want.weight = admin->weight + static_cast<std::uint32_t>(u.advice->extra_weight);
+        want.features = with_coloc_features(admin->features, u.advice->features);
+        want.active_features = with_coloc_features(admin->active_features, u.advice->features);
+    }
+    const bool ok = update_slurm_node(u.node, want, why);
+    std::lock_guard lock(mu_);
+    if (!ok) {
+        ++status_.failed;
+        status_.last_error = why;
+        log_error(why);
+        return;
+    }
+    ++status_.sent;
+    status_.last_error.clear();
+    last_set_[u.node] = want;
+    if (!u.advice) {  // given back
+        status_.admin.erase(u.node);
+        last_set_.erase(u.node);
+    }
+    log_debug("steering: " + u.node + " Weight=" + std::to_string(want.weight) + " Features=" + want.features);
+}
+
+}  // namespace coloc::daemon

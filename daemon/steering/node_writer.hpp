@@ -1,0 +1,69 @@
+// Telling Slurm what node steering decided, through libslurm (slurm_load_node_single,
+// slurm_update_node with Weight and AvailableFeatures/ActiveFeatures), without blocking colocd:
+// a worker thread sends the updates, so that a slow slurmctld never delays a placement.
+//
+// The admin's own settings stay the admin's: before colocd first changes a node it reads the
+// node's weight and features; it then sets weight = admin's + coloc's extra and features =
+// admin's + coloc's (names starting with coloc_), and gives back exactly the admin's when steering
+// is switched off or colocd stops cleanly. Before each later change it reads the node again, so
+// that what an admin changed meanwhile (a weight colocd did not set, features) stays the admin's.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/steering/steering.hpp"
+#include "slurm/nodes.hpp"
+
+namespace coloc::daemon {
+
+using slurm::SlurmNodeSettings;
+
+// "a,coloc_x,b" -> "a,b": the admin's part of a feature list.
+std::string admin_features(const std::string& list);
+// The admin's list with coloc's features appended (each once).
+std::string with_coloc_features(const std::string& admin, const std::vector<std::string>& coloc);
+
+class SlurmNodeWriter {
+public:
+    SlurmNodeWriter();
+    // Gives every node it changed back its admin's settings, then stops the worker.
+    ~SlurmNodeWriter();
+    SlurmNodeWriter(const SlurmNodeWriter&) = delete;
+    SlurmNodeWriter& operator=(const SlurmNodeWriter&) = delete;
+
+    // Queued; the worker applies them in order.
+    void submit(std::vector<NodeUpdate> updates);
+    // Waits (up to `timeout_ms`) until everything submitted so far was sent; false on timeout.
+    bool flush(int timeout_ms);
+
+    struct Status {
+        std::int64_t sent = 0;      // node updates Slurm accepted
+        std::int64_t failed = 0;
+        std::string last_error;     // empty when the last update went through
+        std::map<std::string, SlurmNodeSettings> admin;  // what colocd gives back, per node
+    };
+    Status status() const;
+
+private:
+    void work();
+    void apply(const NodeUpdate& u);
+
+    mutable std::mutex mu_;
+    std::condition_variable wake_, idle_;
+    std::deque<NodeUpdate> queue_;
+    bool busy_ = false;
+    bool stop_ = false;
+    Status status_;
+    std::map<std::string, SlurmNodeSettings> last_set_;  // what colocd last set, per node
+    std::thread worker_;  // last: starts once the rest is ready
+};
+
+}  // namespace coloc::daemon

@@ -1,0 +1,421 @@
+#include "daemon/store/store.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace coloc::daemon {
+
+const std::vector<std::string>& migrations() {
+    static const std::vector<std::string> list = {
+        // 0 -> 1: jobs, decisions, who shared what with whom.
+        R"sql(
+CREATE TABLE jobs (
+    job_id      INTEGER PRIMARY KEY,
+    uid         INTEGER NOT NULL,
+    user        TEXT NOT NULL DEFAULT '',
+    job_name    TEXT NOT NULL DEFAULT '',
+    partition   TEXT NOT NULL DEFAULT '',
+    profile     TEXT NOT NULL DEFAULT '',
+    first_seen  INTEGER NOT NULL,
+    start       INTEGER,
+    end         INTEGER,
+    exit_status INTEGER,
+    elapsed_s   REAL,
+    state       TEXT NOT NULL
+);
+CREATE TABLE placements (
+    decision           INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id             INTEGER NOT NULL REFERENCES jobs(job_id),
+    node               TEXT NOT NULL,
+    mode               TEXT NOT NULL,
+    gpus               TEXT NOT NULL,
+    predicted_slowdown REAL NOT NULL,
+    source             TEXT NOT NULL,
+    created            INTEGER NOT NULL,
+    ended              INTEGER,
+    alternatives       TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (job_id, node)
+);
+CREATE TABLE colocations (
+    id      INTEGER PRIMARY KEY,
+    job_a   INTEGER NOT NULL,
+    job_b   INTEGER NOT NULL,
+    node    TEXT NOT NULL,
+    sharing TEXT NOT NULL,
+    start   INTEGER NOT NULL,
+    end     INTEGER
+);
+CREATE INDEX colocations_a ON colocations(job_a);
+CREATE INDEX colocations_b ON colocations(job_b);
+)sql",
+        // 1 -> 2: what the model learns from, and what it learned.
+        R"sql(
+CREATE TABLE observations (
+    id          INTEGER PRIMARY KEY,
+    job_id      INTEGER NOT NULL,
+    time        INTEGER NOT NULL,
+    iter_time_s REAL NOT NULL,
+    neighbours  TEXT NOT NULL
+);
+CREATE TABLE model_params (
+    name    TEXT PRIMARY KEY,
+    params  TEXT NOT NULL,
+    updated INTEGER NOT NULL
+);
+CREATE INDEX placements_open ON placements(ended) WHERE ended IS NULL;
+)sql",
+        // 2 -> 3: why colocd closed a job itself (reconciliation with Slurm).
+        R"sql(
+ALTER TABLE jobs ADD COLUMN end_reason TEXT;
+)sql",
+        // 3 -> 4: what node steering advised when a placement was made (colocctl explain).
+        R"sql(
+CREATE TABLE steering_advice (
+    decision INTEGER PRIMARY KEY,
+    job_id   INTEGER NOT NULL,
+    node     TEXT NOT NULL,
+    advice   TEXT NOT NULL
+);
+)sql",
+        // 4 -> 5: a job's later neighbours are found by where and when they started (one index
+        // page per placement), not by their id (one page per neighbour: every placement wrote
+        // into the index pages of all the jobs already on its node).
+        R"sql(
+CREATE INDEX colocations_at ON colocations(node, start);
+DROP INDEX colocations_b;
+)sql",
+    };
+    return list;
+}
+
+// Named statements, prepared once per connection.
+namespace sql {
+constexpr const char* kUpsertJob = R"(
+INSERT INTO jobs (job_id, uid, user, job_name, partition, profile, first_seen, state)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+ON CONFLICT (job_id) DO UPDATE SET state = CASE WHEN jobs.state = 'ended' THEN jobs.state ELSE excluded.state END)";
+constexpr const char* kInsertPlacement = R"(
+INSERT INTO placements (decision, job_id, node, mode, gpus, predicted_slowdown, source, created, alternatives)
+VALUES (?9, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))";
+// The next decision id: AUTOINCREMENT's counter, so that no id is ever given twice.
+constexpr const char* kNextDecision = R"(
+SELECT max(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'placements'), 0),
+           COALESCE((SELECT max(decision) FROM placements), 0)) + 1)";
+constexpr const char* kInsertAdvice =
+    "INSERT OR REPLACE INTO steering_advice (decision, job_id, node, advice) VALUES (?1, ?2, ?3, ?4)";
+constexpr const char* kInsertColocation = R"(
+INSERT INTO colocations (job_a, job_b, node, sharing, start) VALUES (?1, ?2, ?3, ?4, ?5))";
+constexpr const char* kMarkStarted = R"(
+UPDATE jobs SET start = COALESCE(start, ?2), state = CASE WHEN state = 'placed' THEN 'running' ELSE state END
+WHERE job_id = ?1)";
+constexpr const char* kClosePlacement = R"(
+UPDATE placements SET ended = ?3 WHERE job_id = ?1 AND node = ?2 AND ended IS NULL)";
+// A job's pairs: those it opened when placed (it is job_a), and those opened by jobs placed
+// beside it later (it is job_b: on its node, while it ran there). A pair stops sharing when
+// the first of the two ends on the pair's node, that is when the first of their placements
+// there closed: the end is read from the placements rather than written into every
+// neighbour's row at each end (rows stored before schema 5 keep the end written then).
+constexpr const char* kColocationsOf = R"(
+SELECT c.job_a, c.job_b, c.node, c.sharing, c.start,
+       COALESCE(c.end, CASE WHEN a.ended IS NULL THEN b.ended
+                            WHEN b.ended IS NULL THEN a.ended
+                            ELSE min(a.ended, b.ended) END)
+FROM colocations c
+LEFT JOIN placements a ON a.job_id = c.job_a AND a.node = c.node
+LEFT JOIN placements b ON b.job_id = c.job_b AND b.node = c.node
+WHERE c.id IN (SELECT id FROM colocations WHERE job_a = ?1
+               UNION ALL
+               SELECT n.id FROM placements p JOIN colocations n
+                   ON n.node = p.node AND n.start BETWEEN p.created AND COALESCE(p.ended, 9223372036854775807)
+               WHERE p.job_id = ?1 AND n.job_b = ?1)
+ORDER BY c.id)";
+constexpr const char* kEndJob = R"(
+UPDATE jobs SET end = ?2, exit_status = ?3, elapsed_s = ?4, state = 'ended', end_reason = NULL WHERE job_id = ?1)";
+constexpr const char* kEndJobByColocd = R"(
+UPDATE jobs SET end = COALESCE(end, ?2), exit_status = COALESCE(exit_status, ?3), state = 'ended', end_reason = ?4
+WHERE job_id = ?1 AND state != 'ended')";
+constexpr const char* kJobColumns =
+    "job_id, uid, user, job_name, partition, profile, first_seen, start, end, exit_status, elapsed_s, state, end_reason";
+constexpr const char* kPlacementColumns =
+    "decision, job_id, node, mode, gpus, predicted_slowdown, source, created, ended, alternatives";
+}  // namespace sql
+
+struct Store::Statements {
+    Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement,
+        end_job, end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements,
+        colocations_of, count_jobs, save_params, load_params, insert_observation, count_observations,
+        insert_advice, select_advice;
+
+    explicit Statements(sqlite3* db)
+        : upsert_job(db, sql::kUpsertJob),
+          insert_placement(db, sql::kInsertPlacement),
+          insert_colocation(db, sql::kInsertColocation),
+          mark_started(db, sql::kMarkStarted),
+          close_placement(db, sql::kClosePlacement),
+          end_job(db, sql::kEndJob),
+          end_job_by_colocd(db, sql::kEndJobByColocd),
+          job(db, std::string("SELECT ") + sql::kJobColumns + " FROM jobs WHERE job_id = ?1"),
+          jobs_all(db, std::string("SELECT ") + sql::kJobColumns + " FROM jobs ORDER BY job_id DESC LIMIT ?1"),
+          jobs_of_uid(db, std::string("SELECT ") + sql::kJobColumns +
+                              " FROM jobs WHERE uid = ?2 ORDER BY job_id DESC LIMIT ?1"),
+          placements_of(db, std::string("SELECT ") + sql::kPlacementColumns +
+                                " FROM placements WHERE job_id = ?1 ORDER BY decision"),
+          open_placements(db, std::string("SELECT ") + sql::kPlacementColumns +
+                                  " FROM placements WHERE ended IS NULL ORDER BY decision"),
+          colocations_of(db, sql::kColocationsOf),
+          count_jobs(db, "SELECT count(*) FROM jobs"),
+          save_params(db, "INSERT INTO model_params (name, params, updated) VALUES (?1, ?2, ?3) "
+                          "ON CONFLICT (name) DO UPDATE SET params = excluded.params, updated = excluded.updated"),
+          load_params(db, "SELECT params FROM model_params WHERE name = ?1"),
+          insert_observation(db, "INSERT INTO observations (job_id, time, iter_time_s, neighbours) VALUES (?1, ?2, ?3, ?4)"),
+          count_observations(db, "SELECT count(*) FROM observations"),
+          insert_advice(db, sql::kInsertAdvice),
+          select_advice(db, "SELECT advice FROM steering_advice WHERE decision = ?1") {}
+};
+
+namespace {
+
+std::string gpus_text(const std::vector<int>& gpus) { return nlohmann::json(gpus).dump(); }
+
+std::vector<int> gpus_from(const std::string& text) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    std::vector<int> out;
+    if (j.is_array())
+        for (const auto& e : j)
+            if (e.is_number_integer()) out.push_back(e.get<int>());
+    return out;
+}
+
+JobRow read_job(const Statement& s) {
+    JobRow r;
+    r.job_id = s.int64(0);
+    r.uid = s.int64(1);
+    r.user = s.text(2);
+    r.job_name = s.text(3);
+    r.partition = s.text(4);
+    r.profile = s.text(5);
+    r.first_seen = s.int64(6);
+    if (!s.is_null(7)) r.start = s.int64(7);
+    if (!s.is_null(8)) r.end = s.int64(8);
+    if (!s.is_null(9)) r.exit_status = static_cast<int>(s.int64(9));
+    if (!s.is_null(10)) r.elapsed_s = s.real(10);
+    r.state = s.text(11);
+    if (!s.is_null(12)) r.end_reason = s.text(12);
+    return r;
+}
+
+PlacementRow read_placement(const Statement& s) {
+    PlacementRow p;
+    p.decision = s.int64(0);
+    p.job_id = s.int64(1);
+    p.node = s.text(2);
+    p.mode = s.text(3);
+    p.gpus = gpus_from(s.text(4));
+    p.predicted_slowdown = s.real(5);
+    p.source = s.text(6);
+    p.created = s.int64(7);
+    if (!s.is_null(8)) p.ended = s.int64(8);
+    p.alternatives = s.text(9);
+    return p;
+}
+
+}  // namespace
+
+const char* to_string(Durability d) { return d == Durability::Stored ? "stored" : "queued"; }
+
+Store::Store(const std::string& path, bool synchronous_full, BacklogSettings backlog)
+    : db_(std::make_unique<Database>(path)), backlog_(backlog) {
+    db_->exec("PRAGMA journal_mode=WAL");
+    // WAL with NORMAL survives a killed daemon; FULL also survives losing the host's power.
+    db_->exec(synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+    db_->exec("PRAGMA foreign_keys=ON");
+    // The pages a place or end touches stay in memory (SQLite's default is 2 MB); 64 MB.
+    db_->exec("PRAGMA cache_size=-65536");
+    // Each request's writes are a savepoint in its round's transaction: their undo records stay
+    // in memory rather than in a temporary file created and removed per request.
+    db_->exec("PRAGMA temp_store=MEMORY");
+    migrate();
+    st_ = std::make_unique<Statements>(db_->handle());
+    Statement next(db_->handle(), sql::kNextDecision);
+    next.step();
+    next_decision_ = next.int64(0);
+    checkpointer_ = std::make_unique<WalCheckpointer>(*db_, path, synchronous_full);
+}
+
+Store::~Store() = default;
+
+int Store::schema_version() {
+    Statement s(db_->handle(), "PRAGMA user_version");
+    s.step();
+    return static_cast<int>(s.int64(0));
+}
+
+void Store::migrate() {
+    int version = schema_version();
+    const auto& steps = migrations();
+    if (version > static_cast<int>(steps.size()))
+        throw StoreError("database schema version " + std::to_string(version) + " is newer than this colocd (" +
+                         std::to_string(steps.size()) + "); refusing to touch it");
+    for (int v = version; v < static_cast<int>(steps.size()); ++v) {
+        Transaction tx(*db_);
+        db_->exec(steps[static_cast<std::size_t>(v)]);
+        db_->exec("PRAGMA user_version = " + std::to_string(v + 1));
+        tx.commit();
+    }
+}
+
+void Store::record_placement(const JobRow& job, PlacementRow& placement, const std::vector<ColocationRow>& opened) {
+    placement.decision = next_decision_++;
+    write(PlacementWrite{job, placement, opened});
+}
+
+void Store::record_started(std::int64_t job_id, std::int64_t time) { write(StartedWrite{job_id, time}); }
+
+void Store::record_ended(std::int64_t job_id, const std::string& node, std::int64_t time, int exit_status,
+                         double elapsed_s, bool job_done) {
+    write(EndedWrite{job_id, node, time, exit_status, elapsed_s, job_done});
+}
+
+void Store::record_closed_by_colocd(std::int64_t job_id, const std::string& node, std::int64_t time,
+                                    std::optional<int> exit_status, bool job_done, const std::string& reason) {
+    write(ClosedWrite{job_id, node, time, exit_status, job_done, reason});
+}
+
+void Store::record_steering_advice(std::int64_t decision, std::int64_t job_id, const std::string& node,
+                                   const std::string& advice_json) {
+    write(AdviceWrite{decision, job_id, node, advice_json});
+}
+
+void Store::save_model_params(const std::string& name, const std::string& json, std::int64_t time) {
+    write(ParamsWrite{name, json, time});
+}
+
+void Store::record_observation(std::int64_t job_id, std::int64_t time, double iter_time_s,
+                               const std::string& neighbours_json, const std::string& model_name,
+                               const std::string& params_json) {
+    write(ObservationWrite{job_id, time, iter_time_s, neighbours_json, model_name, params_json});
+}
+
+void Store::apply(const StoreWrite& write) {
+    if (const auto* w = std::get_if<PlacementWrite>(&write)) {
+        const JobRow& job = w->job;
+        const PlacementRow& placement = w->placement;
+        st_->upsert_job.reset()
+            .bind(1, job.job_id).bind(2, job.uid).bind(3, job.user).bind(4, job.job_name)
+            .bind(5, job.partition).bind(6, job.profile).bind(7, job.first_seen).bind(8, job.state)
+            .run();
+        st_->insert_placement.reset()
+            .bind(1, placement.job_id).bind(2, placement.node).bind(3, placement.mode)
+            .bind(4, gpus_text(placement.gpus)).bind(5, placement.predicted_slowdown).bind(6, placement.source)
+            .bind(7, placement.created).bind(8, placement.alternatives).bind(9, placement.decision)
+            .run();
+        for (const auto& c : w->opened)
+            st_->insert_colocation.reset()
+                .bind(1, c.job_a).bind(2, c.job_b).bind(3, c.node).bind(4, c.sharing).bind(5, c.start)
+                .run();
+    } else if (const auto* s = std::get_if<StartedWrite>(&write)) {
+        st_->mark_started.reset().bind(1, s->job_id).bind(2, s->time).run();
+    } else if (const auto* e = std::get_if<EndedWrite>(&write)) {
+        st_->close_placement.reset().bind(1, e->job_id).bind(2, e->node).bind(3, e->time).run();
+        if (e->job_done)
+            st_->end_job.reset().bind(1, e->job_id).bind(2, e->time).bind(3, e->exit_status).bind(4, e->elapsed_s).run();
+    } else if (const auto* c = std::get_if<ClosedWrite>(&write)) {
+        st_->close_placement.reset().bind(1, c->job_id).bind(2, c->node).bind(3, c->time).run();
+        if (c->job_done) {
+            auto& s = st_->end_job_by_colocd.reset().bind(1, c->job_id).bind(2, c->time).bind(4, c->reason);
+            if (c->exit_status) s.bind(3, *c->exit_status);
+            s.run();
+        }
+    } else if (const auto* p = std::get_if<ParamsWrite>(&write)) {
+        st_->save_params.reset().bind(1, p->name).bind(2, p->json).bind(3, p->time).run();
+    } else if (const auto* o = std::get_if<ObservationWrite>(&write)) {
+        st_->insert_observation.reset().bind(1, o->job_id).bind(2, o->time).bind(3, o->iter_time_s)
+            .bind(4, o->neighbours_json).run();
+        st_->save_params.reset().bind(1, o->model_name).bind(2, o->params_json).bind(3, o->time).run();
+    } else if (const auto* a = std::get_if<AdviceWrite>(&write)) {
+        st_->insert_advice.reset().bind(1, a->decision).bind(2, a->job_id).bind(3, a->node).bind(4, a->advice).run();
+    }
+}
+
+std::optional<JobRow> Store::job(std::int64_t job_id) {
+    auto& s = st_->job.reset().bind(1, job_id);
+    std::optional<JobRow> out;
+    if (s.step()) out = read_job(s);
+    s.reset();
+    backlog_.overlay_job(job_id, out);
+    return out;
+}
+
+std::vector<JobRow> Store::jobs(std::int64_t uid, int limit) {
+    auto& s = uid < 0 ? st_->jobs_all.reset().bind(1, limit) : st_->jobs_of_uid.reset().bind(1, limit).bind(2, uid);
+    std::vector<JobRow> out;
+    while (s.step()) out.push_back(read_job(s));
+    return out;
+}
+
+std::vector<PlacementRow> Store::placements_of(std::int64_t job_id) {
+    auto& s = st_->placements_of.reset().bind(1, job_id);
+    std::vector<PlacementRow> out;
+    while (s.step()) out.push_back(read_placement(s));
+    backlog_.overlay_placements(job_id, out);
+    return out;
+}
+
+std::vector<PlacementRow> Store::open_placements() {
+    auto& s = st_->open_placements.reset();
+    std::vector<PlacementRow> out;
+    while (s.step()) out.push_back(read_placement(s));
+    backlog_.overlay_open_placements(out);
+    return out;
+}
+
+std::vector<ColocationRow> Store::colocations_of(std::int64_t job_id) {
+    auto& s = st_->colocations_of.reset().bind(1, job_id);
+    std::vector<ColocationRow> out;
+    while (s.step()) {
+        ColocationRow c;
+        c.job_a = s.int64(0);
+        c.job_b = s.int64(1);
+        c.node = s.text(2);
+        c.sharing = s.text(3);
+        c.start = s.int64(4);
+        if (!s.is_null(5)) c.end = s.int64(5);
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+std::int64_t Store::count_jobs() {
+    auto& s = st_->count_jobs.reset();
+    s.step();
+    std::int64_t n = s.int64(0);
+    s.reset();
+    return n;
+}
+
+std::int64_t Store::count_observations() {
+    auto& s = st_->count_observations.reset();
+    s.step();
+    std::int64_t n = s.int64(0);
+    s.reset();
+    return n;
+}
+
+std::optional<std::string> Store::load_model_params(const std::string& name) {
+    auto& s = st_->load_params.reset().bind(1, name);
+    std::optional<std::string> out;
+    if (s.step()) out = s.text(0);
+    s.reset();
+    backlog_.overlay_params(name, out);
+    return out;
+}
+
+std::optional<std::string> Store::steering_advice(std::int64_t decision) {
+    auto& s = st_->select_advice.reset().bind(1, decision);
+    std::optional<std::string> out;
+    if (s.step()) out = s.text(0);
+    s.reset();
+    backlog_.overlay_advice(decision, out);
+    return out;
+}
+
+}  // namespace coloc::daemon

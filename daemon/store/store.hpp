@@ -1,0 +1,116 @@
+// colocd's history on disk: jobs, placements (decisions), co-location intervals, outcomes and
+// fitted model parameters. WAL; schema versioned with PRAGMA user_version and migrated forward;
+// every write is one transaction (or a savepoint in a round's), committed before the caller
+// acknowledges it as stored. Every write goes through one place (write()), which stores it or,
+// while the database cannot be written, keeps it in the backlog (daemon/store/backlog.hpp) and
+// stores it later, in order; the reads colocd decides on see the backlog too.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/store/sqlite.hpp"
+#include "daemon/store/backlog.hpp"
+#include "daemon/store/rows.hpp"
+#include "daemon/store/wal_checkpointer.hpp"
+
+namespace coloc::daemon {
+
+inline constexpr int kSchemaVersion = 5;
+
+// Whether a write is in the database or only in the backlog.
+enum class Durability { Stored, Queued };
+const char* to_string(Durability d);
+
+class Store {
+public:
+    explicit Store(const std::string& path, bool synchronous_full = false, BacklogSettings backlog = {});
+    ~Store();
+
+    int schema_version();
+
+    // A decision and the co-location intervals it opens, in one transaction. Fills
+    // `placement.decision` with the new id.
+    void record_placement(const JobRow& job, PlacementRow& placement, const std::vector<ColocationRow>& opened);
+    void record_started(std::int64_t job_id, std::int64_t time);
+    // Closes the job's placement on `node`, its open intervals there, and the job itself when
+    // `job_done` (no other node still runs it).
+    void record_ended(std::int64_t job_id, const std::string& node, std::int64_t time, int exit_status,
+                      double elapsed_s, bool job_done);
+    // The same, for an end colocd learned from Slurm rather than from the plugin: the job is
+    // marked with `reason`; a later report from the plugin replaces the outcome and the mark.
+    void record_closed_by_colocd(std::int64_t job_id, const std::string& node, std::int64_t time,
+                                 std::optional<int> exit_status, bool job_done, const std::string& reason);
+
+    // What node steering advised for a decision (JSON), if anything.
+    void record_steering_advice(std::int64_t decision, std::int64_t job_id, const std::string& node,
+                                const std::string& advice_json);
+    std::optional<std::string> steering_advice(std::int64_t decision);
+
+    // Group commit: the writes between begin_round() and finish_round() share one transaction.
+    // finish_round() commits it and says where the round's writes are: stored, or queued when
+    // the database could not take them (then they are in the backlog, in order). A failure that
+    // is no write trouble (a broken constraint) throws; abandon_round() then drops the round.
+    void begin_round();
+    Durability finish_round();
+    void abandon_round();
+    // A unit of writes (a request): the backlog being full refuses only a unit's first write
+    // (BacklogFull), so that a unit is never cut in half. unit_writes() counts its writes.
+    void begin_unit() { unit_writes_ = 0; }
+    std::size_t unit_writes() const { return unit_writes_; }
+
+    // Tries to store the backlog when a retry is due (writes at most `budget_ms` at a time so
+    // that the request loop goes on); retry_backlog_now() tries at once and until it is done
+    // or fails. Both return the records stored.
+    std::size_t retry_backlog_if_due(int budget_ms = 100);
+    std::size_t retry_backlog_now();
+    const StoreBacklog& backlog() const { return backlog_; }
+
+    // Reads: what is stored, with the backlog applied (job, placements, open placements, model
+    // parameters); the listings (jobs, colocations, counts) show what is stored only.
+    std::optional<JobRow> job(std::int64_t job_id);
+    // Most recent first; uid < 0 = every user's.
+    std::vector<JobRow> jobs(std::int64_t uid, int limit);
+    std::vector<PlacementRow> placements_of(std::int64_t job_id);
+    std::vector<PlacementRow> open_placements();
+    std::vector<ColocationRow> colocations_of(std::int64_t job_id);
+    std::int64_t count_jobs();
+
+    void save_model_params(const std::string& name, const std::string& json, std::int64_t time);
+    // An observed iteration time and the model parameters it updated, in one transaction.
+    void record_observation(std::int64_t job_id, std::int64_t time, double iter_time_s,
+                            const std::string& neighbours_json, const std::string& model_name,
+                            const std::string& params_json);
+    std::int64_t count_observations();
+    std::optional<std::string> load_model_params(const std::string& name);
+
+    Database& db() { return *db_; }
+
+private:
+    struct Statements;
+    void migrate();
+    // Stores `w` (in the round's transaction when one is open) or queues it; see the class.
+    void write(StoreWrite w);
+    void apply(const StoreWrite& w);  // the SQL of one write, no transaction of its own
+    // Write trouble: the round (if any) is rolled back and its writes go to the backlog.
+    void became_unwritable(const std::string& why);
+    std::size_t store_backlog(int budget_ms);
+    std::size_t store_chunk(std::size_t n);
+
+    std::unique_ptr<Database> db_;
+    std::unique_ptr<Statements> st_;
+    StoreBacklog backlog_;
+    std::int64_t next_decision_ = 1;  // decision ids are colocd's, so a queued decision has one
+    bool in_round_ = false;
+    std::vector<StoreWrite> round_writes_;  // what the open round's transaction holds
+    std::size_t unit_writes_ = 0;
+    std::unique_ptr<WalCheckpointer> checkpointer_;  // stops before db_ closes
+};
+
+// The schema as a list of migrations: migrations()[i] takes user_version i to i + 1.
+const std::vector<std::string>& migrations();
+
+}  // namespace coloc::daemon

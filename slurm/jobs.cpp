@@ -1,0 +1,71 @@
+#include "slurm/jobs.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+#include <mutex>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+}
+
+#include "slurm/gres_detail.hpp"
+#include "slurm/hostlist.hpp"
+#include "slurm/session.hpp"
+
+namespace coloc::slurm {
+
+SlurmJobNode parse_gres_detail(const std::string& node, const std::string& detail) {
+    SlurmJobNode out;
+    out.node = node;
+    try {
+        const NodeGres gres = parse_node_gres(detail);
+        out.gpus = gres.gpus;
+        out.gpu_count = gres.gpu_count > 0 ? gres.gpu_count : gres.slot_count;
+    } catch (const GresDetailError&) {
+        // Reconciliation adopts what it can: a detail it cannot read says nothing about GPUs.
+    }
+    return out;
+}
+
+SlurmSnapshot load_slurm_jobs() {
+    init_libslurm();
+    job_info_msg_t* msg = nullptr;
+    if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+        throw std::runtime_error(std::string("slurm_load_jobs: ") + slurm_strerror(slurm_get_errno()));
+    SlurmSnapshot snap;
+    snap.taken_at = static_cast<std::int64_t>(std::time(nullptr));
+    for (std::uint32_t i = 0; i < msg->record_count; ++i) {
+        const slurm_job_info_t& j = msg->job_array[i];
+        SlurmJob job;
+        job.job_id = j.job_id;
+        job.uid = j.user_id;
+        job.name = j.name ? j.name : "";
+        job.partition = j.partition ? j.partition : "";
+        const std::uint32_t base = j.job_state & JOB_STATE_BASE;
+        job.running = base == JOB_RUNNING || base == JOB_SUSPENDED;
+        job.start_time = base == JOB_PENDING ? 0 : static_cast<std::int64_t>(j.start_time);
+        if (!job.running && base != JOB_PENDING) {
+            job.end_time = static_cast<std::int64_t>(j.end_time);
+            if (WIFEXITED(j.exit_code)) job.exit_status = WEXITSTATUS(j.exit_code);
+            else if (WIFSIGNALED(j.exit_code)) job.exit_status = 128 + WTERMSIG(j.exit_code);
+        }
+        if (j.nodes && *j.nodes) {
+            auto names = expand_hostlist(j.nodes);
+            if (names)
+                for (std::size_t n = 0; n < names->size(); ++n) {
+                    const char* detail = n < j.gres_detail_cnt && j.gres_detail_str ? j.gres_detail_str[n] : nullptr;
+                    job.nodes.push_back(parse_gres_detail((*names)[n], detail ? detail : ""));
+                }
+        }
+        snap.jobs.push_back(std::move(job));
+    }
+    slurm_free_job_info_msg(msg);
+    return snap;
+}
+
+}  // namespace coloc::slurm

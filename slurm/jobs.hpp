@@ -1,0 +1,44 @@
+// What Slurm says runs where, from one libslurm query (slurm_load_jobs), for reconciliation.
+// The query may take up to Slurm's MessageTimeout when slurmctld is slow or gone, so colocd
+// runs it off the request path (see daemon/reconcile_runner.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace coloc::slurm {
+
+// One node of a job: Slurm's GPUs there when gres/gpu names them (IDX), else only a count.
+struct SlurmJobNode {
+    std::string node;
+    std::vector<int> gpus;  // gres/gpu indices; empty = Slurm did not say (e.g. count-only slots)
+    int gpu_count = 0;      // gres/gpu or count-only slots (gpuslot) on this node
+};
+
+struct SlurmJob {
+    std::int64_t job_id = 0;
+    std::int64_t uid = -1;
+    std::string name, partition;
+    bool running = false;           // RUNNING or SUSPENDED: holds its nodes
+    std::int64_t start_time = 0;    // epoch seconds; 0 = not started
+    std::int64_t end_time = 0;      // epoch seconds; 0 = not ended
+    std::optional<int> exit_status; // for ended jobs
+    std::vector<SlurmJobNode> nodes;
+};
+
+struct SlurmSnapshot {
+    std::int64_t taken_at = 0;      // when slurmctld answered (epoch seconds)
+    std::vector<SlurmJob> jobs;     // every job slurmctld still knows, running or not
+};
+
+// Asks slurmctld (through SLURM_CONF or the default slurm.conf). Throws std::runtime_error
+// naming the reason when there is no slurm.conf or slurmctld does not answer.
+SlurmSnapshot load_slurm_jobs();
+
+// "gpu:2(IDX:0-1)", "gpu:a100:1(IDX:3),gpuslot(CNT:1)", "gpuslot(CNT:2)": the GPUs and the
+// count on one node (slurm/gres_detail.hpp); nothing when the detail does not parse.
+SlurmJobNode parse_gres_detail(const std::string& node, const std::string& detail);
+
+}  // namespace coloc::slurm

@@ -1,0 +1,24 @@
+#include "slurm/session.hpp"
+
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <sys/stat.h>
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+namespace coloc::slurm {
+
+void init_libslurm() {
+    const char* env = std::getenv("SLURM_CONF");
+    const std::string path = env && *env ? env : "/etc/slurm/slurm.conf";
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) throw std::runtime_error("no slurm.conf at " + path + " (SLURM_CONF)");
+    static std::once_flag once;
+    std::call_once(once, [] { slurm_init(nullptr); });
+}
+
+}  // namespace coloc::slurm
