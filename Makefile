@@ -50,7 +50,7 @@ BENCH_BIN := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
 LIBS     := $(BUILD)/libspank_logic.a $(BUILD)/libcolocd.a $(BUILD)/libcoloc_core.a
 SAN_LIBS := $(SAN_BUILD)/libspank_logic.a $(SAN_BUILD)/libcolocd.a $(SAN_BUILD)/libcoloc_core.a
 
-.PHONY: all check unit-test integration-test san-test demo bench deps clean format format-check
+.PHONY: all check unit-test integration-test san-test demo bench deps clean format format-check slurm-headers-check
 all: $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/unit-tests $(BENCH_BIN)
 
 $(BUILD)/libcoloc_core.a: $(CORE_OBJ)
@@ -129,6 +129,7 @@ san-integration-test: all $(BUILD)/tests/coloc-load $(BUILD)/tests/coloc-send $(
 
 check: deps
 	$(MAKE) all
+	$(MAKE) slurm-headers-check
 	$(MAKE) san-test
 	$(MAKE) unit-test
 	$(MAKE) fuzz-check
@@ -145,6 +146,10 @@ bench: all
 	    case $$b in *.cpp|*.hpp|*.md) continue;; esac; \
 	    [ -x $$b ] && { echo "== $$b"; BUILD=$(BUILD) $$b || exit 1; }; \
 	done
+
+# The Slurm-facing sources against each newer release's headers (../shared/slurm's tarballs).
+slurm-headers-check:
+	BUILD=$(BUILD) scripts/check-slurm-headers
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

@@ -59,7 +59,8 @@ constexpr std::size_t kMaxNames = 65536;  // libslurm's own limit for one range
 
 std::optional<std::vector<std::string>> expand_hostlist(const std::string& expr) {
     if (!well_formed(expr, kMaxNames)) return std::nullopt;
-    hostlist_t hl = slurm_hostlist_create(expr.c_str());
+    // A pointer on every release: hostlist_t is one up to 23.02 and the struct from 23.11.
+    auto* hl = slurm_hostlist_create(expr.c_str());
     if (!hl) return std::nullopt;
     std::vector<std::string> out;
     while (char* host = slurm_hostlist_shift(hl)) {

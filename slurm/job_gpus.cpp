@@ -44,7 +44,7 @@ JobGpus load_job_gpus(std::int64_t job_id) {
     job_info_msg_t* msg = nullptr;
     if (slurm_load_job(&msg, static_cast<std::uint32_t>(job_id), SHOW_DETAIL) != SLURM_SUCCESS)
         throw std::runtime_error("job " + std::to_string(job_id) + ": slurm_load_job: " +
-                                 slurm_strerror(slurm_get_errno()));
+                                 last_slurm_error());
     try {
         const slurm_job_info_t* j = nullptr;
         for (std::uint32_t i = 0; i < msg->record_count; ++i)

@@ -36,7 +36,7 @@ SlurmSnapshot load_slurm_jobs() {
     init_libslurm();
     job_info_msg_t* msg = nullptr;
     if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
-        throw std::runtime_error(std::string("slurm_load_jobs: ") + slurm_strerror(slurm_get_errno()));
+        throw std::runtime_error(std::string("slurm_load_jobs: ") + last_slurm_error());
     SlurmSnapshot snap;
     snap.taken_at = static_cast<std::int64_t>(std::time(nullptr));
     for (std::uint32_t i = 0; i < msg->record_count; ++i) {

@@ -11,12 +11,6 @@ extern "C" {
 
 namespace coloc::slurm {
 
-namespace {
-
-std::string slurm_reason() { return slurm_strerror(slurm_get_errno()); }
-
-}  // namespace
-
 bool load_slurm_node(const std::string& node, SlurmNodeSettings& out, std::string& why) {
     try {
         init_libslurm();
@@ -27,7 +21,7 @@ bool load_slurm_node(const std::string& node, SlurmNodeSettings& out, std::strin
     node_info_msg_t* info = nullptr;
     std::string name = node;
     if (slurm_load_node_single(&info, name.data(), SHOW_ALL) != SLURM_SUCCESS || !info) {
-        why = "cannot read node " + node + " from slurmctld: " + slurm_reason();
+        why = "cannot read node " + node + " from slurmctld: " + last_slurm_error();
         return false;
     }
     bool found = false;
@@ -60,7 +54,7 @@ bool update_slurm_node(const std::string& node, const SlurmNodeSettings& s, std:
     msg.features_act = active.data();
     if (slurm_update_node(&msg) != SLURM_SUCCESS) {
         why = "cannot update node " + node + " (Weight=" + std::to_string(s.weight) + " Features=" + s.features +
-              "): " + slurm_reason();
+              "): " + last_slurm_error();
         return false;
     }
     return true;

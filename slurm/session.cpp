@@ -1,5 +1,6 @@
 #include "slurm/session.hpp"
 
+#include <cerrno>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 
 extern "C" {
 #include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
 }
 
 namespace coloc::slurm {
@@ -20,5 +22,7 @@ void init_libslurm() {
     static std::once_flag once;
     std::call_once(once, [] { slurm_init(nullptr); });
 }
+
+std::string last_slurm_error() { return slurm_strerror(errno); }
 
 }  // namespace coloc::slurm
