@@ -6,7 +6,7 @@
 // the jobs ask for about 1.2 times the GPU time of the default cluster (8 nodes x 4 GPUs): the
 // GPUs are oversubscribed, which is when placement matters. The placements are illustrative.
 //
-// Gavel: Copyright (c) 2020 Stanford Future Data Systems, MIT License (replay/data/gavel/LICENSE).
+// Gavel: Copyright (c) 2020 Stanford Future Data Systems, MIT License (data/gavel/LICENSE).
 // Generated once from the trace and the throughput table; not edited by hand.
 #include "replay/demo.hpp"
 

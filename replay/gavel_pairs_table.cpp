@@ -3,7 +3,7 @@
 // speed relative to solo while it shares one K80, P100 or V100 with another (scale factor 1);
 // 0 = the pair could not co-run ([0.0, 0.0] in Gavel's table). Names as model::io gives them.
 //
-// Copyright (c) 2020 Stanford Future Data Systems. MIT License: see replay/data/gavel/LICENSE.
+// Copyright (c) 2020 Stanford Future Data Systems. MIT License: see data/gavel/LICENSE.
 // Generated once from the JSON (one row per measured pair); not edited by hand.
 #include "replay/gavel_throughputs.hpp"
 

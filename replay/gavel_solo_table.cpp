@@ -3,7 +3,7 @@
 // (stanford-futuredata/gavel, commit c4fa40097339e9608ab71fd64c8bdea96a5e4a4c), used to turn the
 // total_steps of a Gavel trace into run times. 0 = not measured.
 //
-// Copyright (c) 2020 Stanford Future Data Systems. MIT License: see replay/data/gavel/LICENSE.
+// Copyright (c) 2020 Stanford Future Data Systems. MIT License: see data/gavel/LICENSE.
 // Generated once from the JSON (one row per job type and scale factor); not edited by hand.
 #include "replay/gavel_throughputs.hpp"
 

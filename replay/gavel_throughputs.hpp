@@ -1,4 +1,4 @@
-// Gavel's measured solo throughputs (MIT, see replay/data/gavel/LICENSE), to give the jobs of a
+// Gavel's measured solo throughputs (MIT, see data/gavel/LICENSE), to give the jobs of a
 // Gavel trace their run times: total_steps / steps per second of the job type at its scale factor.
 #pragma once
 
