@@ -64,6 +64,18 @@ $(SAN_BUILD)/libspank_logic.a: $(SAN_SPANK_LOGIC_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
+# The data files the binaries carry (data/README.md): linked into the core library as bytes
+# (symbols _binary_<path>_start/_end) and parsed at first use, like the same files on disk.
+EMBED_DATA := data/gavel/solo.csv data/gavel/pairs.csv data/demo-trace.jsonl
+$(BUILD)/libcoloc_core.a: $(patsubst %,$(BUILD)/obj/%.o,$(EMBED_DATA))
+$(SAN_BUILD)/libcoloc_core.a: $(patsubst %,$(SAN_BUILD)/obj/%.o,$(EMBED_DATA))
+$(BUILD)/obj/data/%.o: data/%
+	@mkdir -p $(@D)
+	$(LD) -r -b binary -z noexecstack -o $@ $<
+$(SAN_BUILD)/obj/data/%.o: data/%
+	@mkdir -p $(@D)
+	$(LD) -r -b binary -z noexecstack -o $@ $<
+
 $(BUILD)/colocd: $(BUILD)/obj/daemon/colocd_main.o $(LIBS)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 

@@ -38,7 +38,7 @@ install: $(INSTALL_BINS)
 	    $(INSTALL) -d $$dir && $(INSTALL) -m 0644 $$page $$dir/ || exit 1; \
 	done
 	@# The catalogue holds Gavel's measurements (MIT): their notice goes with it.
-	$(INSTALL) -m 0644 tests/data/GAVEL-LICENSE $(DESTDIR)$(docdir)/GAVEL-LICENSE
+	$(INSTALL) -m 0644 data/gavel/LICENSE $(DESTDIR)$(docdir)/GAVEL-LICENSE
 	sed $(_unit_sed) etc/colocd.service > $(DESTDIR)$(unitdir)/colocd.service
 	chmod 0644 $(DESTDIR)$(unitdir)/colocd.service
 	@# An admin's configuration is never overwritten.

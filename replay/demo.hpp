@@ -1,10 +1,10 @@
-// What `colocctl replay` uses when given nothing: a small trace built in (replay/demo_trace.cpp,
+// What `colocctl replay` uses when given nothing: a small trace built in (data/demo-trace.jsonl,
 // derived from Gavel's trace, MIT) and a default cluster.
 #pragma once
 
 namespace coloc::replay {
 
-// coloc-history JSON Lines: 300 jobs of Gavel's job types.
+// coloc-history JSON Lines: 300 jobs of Gavel's job types (the built-in data/demo-trace.jsonl).
 const char* demo_trace_text();
 
 struct DefaultCluster {

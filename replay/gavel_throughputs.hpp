@@ -1,7 +1,10 @@
-// Gavel's measured solo throughputs (MIT, see replay/data/gavel/LICENSE), to give the jobs of a
-// Gavel trace their run times: total_steps / steps per second of the job type at its scale factor.
+// Gavel's measured throughputs (MIT, see data/gavel/LICENSE): solo ones give the jobs of a Gavel
+// trace their run times (total_steps / steps per second of the job type at its scale factor); with
+// the same-GPU pairs they make the built-in catalogue and truth of `colocctl replay`. The tables are
+// data/gavel/solo.csv and data/gavel/pairs.csv, built into the library (data/README.md).
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -11,21 +14,28 @@
 namespace coloc::replay {
 
 struct GavelSolo {
-    const char* job_type;
-    int scale_factor;
-    double k80, p100, v100;  // steps per second; 0 = not measured
+    std::string job_type;    // Gavel's name: "ResNet-18 (batch size 16)"
+    int scale_factor = 1;
+    double k80 = 0, p100 = 0, v100 = 0;  // steps per second; 0 = not measured
 };
 
+// The built-in data/gavel/solo.csv, parsed at first use.
 const std::vector<GavelSolo>& gavel_solo_throughputs();
 
 struct GavelPair {
-    const char* gpu_type;
-    const char* job;        // catalogue names (model::io::gavel_job_name)
-    const char* neighbour;
-    double speed;           // job's speed beside neighbour on one GPU, relative to solo; 0 = could not co-run
+    std::string gpu_type;
+    std::string job;         // catalogue names (model::io::gavel_job_name)
+    std::string neighbour;
+    double speed = 0;        // job's speed beside neighbour on one GPU, relative to solo; 0 = could not co-run
 };
 
+// The built-in data/gavel/pairs.csv, parsed at first use.
 const std::vector<GavelPair>& gavel_pair_speeds();
+
+// The readers of those two files (job_type,scale_factor,k80,p100,v100 and gpu_type,job,neighbour,
+// speed; '#' lines are comments). Errors name `source` and the line.
+std::vector<GavelSolo> parse_gavel_solo_csv(std::istream& in, const std::string& source);
+std::vector<GavelPair> parse_gavel_pairs_csv(std::istream& in, const std::string& source);
 
 // Steps per second of `job_type` at `scale_factor` on `gpu_type` (k80, p100, v100); 0 = unknown.
 double gavel_solo_throughput(const std::string& job_type, int scale_factor, const std::string& gpu_type);

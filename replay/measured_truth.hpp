@@ -52,7 +52,7 @@ PairTable pair_table_from_gavel_json(const std::string& text, const std::string&
 // coloc measurements (same-GPU rows on `gpu_type`, normalised by the job's solo throughput).
 PairTable pair_table_from_measurements(const model::Measurements& m, const std::string& gpu_type);
 // A file of either kind: JSON = Gavel's, else the measurement CSV (man/coloc-profiles.5); the
-// name "gavel" = Gavel's pairs built into coloc (replay/gavel_pairs_table.cpp).
+// name "gavel" = Gavel's pairs built into coloc (data/gavel/pairs.csv).
 PairTable load_pair_table(const std::string& path, const std::string& gpu_type);
 PairTable builtin_gavel_pair_table(const std::string& gpu_type);
 

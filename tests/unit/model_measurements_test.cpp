@@ -84,7 +84,7 @@ TEST_CASE("Gavel's JSON: scale factor 1 only, could-not-co-run pairs left out") 
 }
 
 TEST_CASE("on Gavel's K80 pairs, unseen job types beat the nearest same-family type") {
-    const ProfileCatalogue cat = catalogue_from(read_measurements_csv("tests/data/gavel-measurements.csv"));
+    const ProfileCatalogue cat = catalogue_from(read_measurements_csv("data/gavel/measurements.csv"));
     const GpuPairData d = gpu_pair_data(cat, "k80");
     CHECK(d.types.size() == 26);
     const CvScores loto = leave_one_type_out(d, GpuShareParams{});

@@ -7,6 +7,7 @@
 
 #include "replay/readers.hpp"
 #include "replay/text.hpp"
+#include "tests/unit/test_env.hpp"
 
 using namespace coloc::replay;
 
@@ -348,11 +349,13 @@ TEST_CASE("format detection, and the error that names the formats") {
     CHECK_FALSE(format_from_string("csv").has_value());
 }
 
-TEST_CASE("the shipped Tiresias and Gavel samples read whole when ../shared is there") {
-    for (auto [path, format, jobs] : {std::tuple{"../shared/data/tiresias/60_job.csv", TraceFormat::Tiresias, 60},
-                                      std::tuple{"../shared/data/gavel/msr_seed0_6214e9.trace", TraceFormat::Gavel, 2000}}) {
-        std::ifstream probe(path);
-        if (!probe) continue;  // CI has ../shared beside the clone; a bare checkout may not
+TEST_CASE("the shipped Tiresias and Gavel samples in ../shared read whole") {
+    for (auto [relative, format, jobs] : {std::tuple{"data/tiresias/60_job.csv", TraceFormat::Tiresias, 60},
+                                          std::tuple{"data/gavel/msr_seed0_6214e9.trace", TraceFormat::Gavel, 2000}}) {
+        const std::string path = coloc::test::shared_path(relative);
+        const bool found = std::ifstream(path).is_open();
+        REQUIRE_MESSAGE(found, path << " not found: put the public datasets in ../shared beside the clone, or name "
+                                       "their folder in COLOC_SHARED_DIR");
         Trace t = read_trace_file(path, std::nullopt);
         CHECK(t.format == format);
         CHECK(t.jobs.size() == static_cast<std::size_t>(jobs));

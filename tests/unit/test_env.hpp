@@ -1,4 +1,5 @@
-// What unit tests share: the private munged that tests/unit-run started, and scratch files.
+// What unit tests share: the private munged that tests/unit-run started, scratch files, and the
+// public datasets beside the clone.
 #pragma once
 
 #include <cstdlib>
@@ -19,6 +20,13 @@ inline std::string scratch(const std::string& name) {
     const char* base = std::getenv("COLOC_TEST_TMP");
     std::filesystem::path dir = base ? base : "/tmp";
     return (dir / ("coloc-test-" + std::to_string(getpid()) + "-" + std::to_string(++counter) + "-" + name)).string();
+}
+
+// The public datasets (Gavel, Tiresias, ...): ../shared beside the clone, or COLOC_SHARED_DIR.
+// A test that needs one fails naming the path it did not find: a missing dataset is no pass.
+inline std::string shared_path(const std::string& relative) {
+    const char* dir = std::getenv("COLOC_SHARED_DIR");
+    return (std::filesystem::path(dir && *dir ? dir : "../shared") / relative).string();
 }
 
 }  // namespace coloc::test
