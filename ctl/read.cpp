@@ -5,6 +5,7 @@
 
 #include "ctl/commands.hpp"
 #include "ctl/output.hpp"
+#include "proto/jobs.hpp"
 
 namespace coloc::ctl {
 
@@ -14,13 +15,16 @@ namespace {
 json flatten_jobs(const json& jobs) {
     json rows = json::array();
     for (const auto& j : jobs) {
-        json base = j;
+        const proto::JobRecord job = proto::JobRecord::from_json(j);
+        json base = job.to_json();
         base.erase("placements");
-        const json& ps = j.value("placements", json::array());
-        if (ps.empty()) rows.push_back(base);
-        for (const auto& p : ps) {
+        base.erase("colocations");
+        if (job.placements.empty()) rows.push_back(base);
+        for (const proto::PlacementRecord& p : job.placements) {
             json row = base;
-            for (const char* k : {"decision", "node", "mode", "gpus", "predicted_slowdown", "source"}) row[k] = p[k];
+            const json placement = p.to_json();
+            for (const char* k : {"decision", "node", "mode", "gpus", "predicted_slowdown", "source"})
+                row[k] = placement[k];
             rows.push_back(row);
         }
     }
@@ -148,9 +152,11 @@ void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
             }
             *out << json({{"format", "coloc-history"}, {"version", 1}}).dump() << "\n";
             for (auto it = hist.rbegin(); it != hist.rend(); ++it) {
-                json j = *it;
+                const proto::JobRecord job = proto::JobRecord::from_json(*it);
+                json j = job.to_json();
                 json placements = json::array();
-                for (const auto& p : j["placements"]) placements.push_back({{"node", p["node"]}, {"gpus", p["gpus"]}});
+                for (const proto::PlacementRecord& p : job.placements)
+                    placements.push_back({{"node", p.node}, {"gpus", p.gpus}});
                 j["placements"] = placements;
                 j.erase("colocations");
                 *out << j.dump() << "\n";

@@ -7,6 +7,7 @@
 #include "daemon/service/service.hpp"
 #include "proto/errors.hpp"
 #include "proto/fields.hpp"
+#include "proto/jobs.hpp"
 
 namespace coloc::daemon {
 
@@ -70,19 +71,32 @@ json Service::on_nodes(const proto::Request&, const proto::Identity&) {
     return {{"nodes", nodes}};
 }
 
-json Service::job_json(const JobRow& job) {
-    json placements = json::array();
-    for (const PlacementRow& p : store_.placements_of(job.job_id))
-        placements.push_back({{"decision", p.decision}, {"node", p.node}, {"mode", p.mode}, {"gpus", p.gpus},
-                              {"predicted_slowdown", p.predicted_slowdown}, {"source", p.source},
-                              {"created", p.created}, {"ended", p.ended ? json(*p.ended) : json(nullptr)}});
-    auto opt = [](const auto& o) { return o ? json(*o) : json(nullptr); };
-    return {{"job_id", job.job_id}, {"uid", job.uid}, {"user", job.user}, {"job_name", job.job_name},
-            {"partition", job.partition}, {"profile", job.profile}, {"state", job.state},
-            {"submit", job.first_seen}, {"start", opt(job.start)}, {"end", opt(job.end)},
-            {"exit_status", opt(job.exit_status)}, {"elapsed_s", opt(job.elapsed_s)},
-            {"end_reason", opt(job.end_reason)}, {"placements", placements}};
+namespace {
+
+// A job's record as colocctl reads it (proto/jobs.hpp), with its placements.
+proto::JobRecord job_record(Store& store, const JobRow& job) {
+    proto::JobRecord r;
+    r.job_id = job.job_id;
+    r.uid = job.uid;
+    r.user = job.user;
+    r.job_name = job.job_name;
+    r.partition = job.partition;
+    r.profile = job.profile;
+    r.state = job.state;
+    r.submit = job.first_seen;
+    r.start = job.start;
+    r.end = job.end;
+    r.exit_status = job.exit_status;
+    r.elapsed_s = job.elapsed_s;
+    r.end_reason = job.end_reason;
+    for (const PlacementRow& p : store.placements_of(job.job_id))
+        r.placements.push_back({p.decision, p.node, p.mode, p.gpus, p.predicted_slowdown, p.source, p.created, p.ended});
+    return r;
 }
+
+}  // namespace
+
+json Service::job_json(const JobRow& job) { return job_record(store_, job).to_json(); }
 
 json Service::on_jobs(const proto::Request& req, const proto::Identity& who) {
     const int limit = static_cast<int>(proto::get_int_or(req.body, "limit", 1000, 1, 100000));
@@ -108,15 +122,13 @@ json Service::on_history(const proto::Request& req, const proto::Identity& who) 
     auto job = store_.job(job_id);
     if (!job || !visible_to(job->uid, who))
         throw ProtoError(code::kNotFound, "job " + std::to_string(job_id) + " is not in the history");
-    json intervals = json::array();
+    proto::JobRecord entry = job_record(store_, *job);
+    entry.colocations.emplace();
     for (const ColocationRow& c : store_.colocations_of(job_id)) {
         std::int64_t other = c.job_a == job_id ? c.job_b : c.job_a;
-        intervals.push_back({{"job_id", job_id}, {"other", other}, {"node", c.node}, {"sharing", c.sharing},
-                             {"start", c.start}, {"end", c.end ? json(*c.end) : json(nullptr)}});
+        entry.colocations->push_back({job_id, other, c.node, c.sharing, c.start, c.end});
     }
-    json entry = job_json(*job);
-    entry["colocations"] = intervals;
-    return {{"history", json::array({entry})}};
+    return {{"history", json::array({entry.to_json()})}};
 }
 
 json Service::on_explain(const proto::Request& req, const proto::Identity& who) {
