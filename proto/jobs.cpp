@@ -23,7 +23,8 @@ void read(const json& j, const char* key, std::optional<T>& out) {
 
 json PlacementRecord::to_json() const {
     return {{"decision", decision}, {"node", node}, {"mode", mode}, {"gpus", gpus},
-            {"predicted_slowdown", predicted_slowdown}, {"source", source}, {"created", created}, {"ended", opt(ended)}};
+            {"predicted_slowdown", predicted_slowdown}, {"source", source}, {"created", created},
+            {"ended", opt(ended)}};
 }
 
 PlacementRecord PlacementRecord::from_json(const json& j) {

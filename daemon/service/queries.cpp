@@ -90,7 +90,8 @@ proto::JobRecord job_record(Store& store, const JobRow& job) {
     r.elapsed_s = job.elapsed_s;
     r.end_reason = job.end_reason;
     for (const PlacementRow& p : store.placements_of(job.job_id))
-        r.placements.push_back({p.decision, p.node, p.mode, p.gpus, p.predicted_slowdown, p.source, p.created, p.ended});
+        r.placements.push_back(
+            {p.decision, p.node, p.mode, p.gpus, p.predicted_slowdown, p.source, p.created, p.ended});
     return r;
 }
 
