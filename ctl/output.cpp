@@ -108,6 +108,8 @@ int print_records(const CtlOptions& opts, const std::string& kind, const json& r
     return 0;
 }
 
+json op_request(proto::Op op) { return {{"op", proto::op_name(op)}}; }
+
 bool call_daemon(const CtlOptions& opts, const std::string& command, const std::string& kind, json request,
                  json& reply, int& exit_code) {
     try {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ctl/commands.hpp"
+#include "proto/ops.hpp"
 
 namespace coloc::ctl {
 
@@ -29,6 +30,9 @@ void print_json(const std::string& command, const std::string& kind, const json&
 // How a value reads in a table: ISO local time for *time fields, lists joined by commas.
 std::string cell(const std::string& field, const json& value);
 std::string iso_time(std::int64_t epoch);
+
+// A request for `op`, named as colocd's route table names it; its fields are added to it.
+json op_request(proto::Op op);
 
 // Calls colocd and handles errors the same way for every read command: returns the reply or
 // prints the error (stderr, or the JSON envelope) and sets exit_code.

@@ -5,6 +5,7 @@
 
 #include "ctl/commands.hpp"
 #include "ctl/output.hpp"
+#include "proto/jobs.hpp"
 
 namespace coloc::ctl {
 
@@ -14,13 +15,16 @@ namespace {
 json flatten_jobs(const json& jobs) {
     json rows = json::array();
     for (const auto& j : jobs) {
-        json base = j;
+        const proto::JobRecord job = proto::JobRecord::from_json(j);
+        json base = job.to_json();
         base.erase("placements");
-        const json& ps = j.value("placements", json::array());
-        if (ps.empty()) rows.push_back(base);
-        for (const auto& p : ps) {
+        base.erase("colocations");
+        if (job.placements.empty()) rows.push_back(base);
+        for (const proto::PlacementRecord& p : job.placements) {
             json row = base;
-            for (const char* k : {"decision", "node", "mode", "gpus", "predicted_slowdown", "source"}) row[k] = p[k];
+            const json placement = p.to_json();
+            for (const char* k : {"decision", "node", "mode", "gpus", "predicted_slowdown", "source"})
+                row[k] = placement[k];
             rows.push_back(row);
         }
     }
@@ -61,7 +65,7 @@ void add_status_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     auto* cmd = app.add_subcommand("status", "show colocd's state and counters");
     cmd->callback([&opts, &exit_code] {
         json reply;
-        if (!call_daemon(opts, "status", "status", {{"op", "status"}}, reply, exit_code)) return;
+        if (!call_daemon(opts, "status", "status", op_request(proto::Op::Status), reply, exit_code)) return;
         const json& s = reply["status"];
         if (opts.json) return print_json("status", "status", s, json::array());
         // Identity first, then the cluster, then the counters; keys this colocctl does not know last.
@@ -87,7 +91,7 @@ void add_nodes_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     auto* cmd = app.add_subcommand("nodes", "show nodes, their GPUs and who uses them");
     cmd->callback([&opts, &exit_code] {
         json reply;
-        if (!call_daemon(opts, "nodes", "nodes", {{"op", "nodes"}}, reply, exit_code)) return;
+        if (!call_daemon(opts, "nodes", "nodes", op_request(proto::Op::Nodes), reply, exit_code)) return;
         json rows = reply["nodes"];
         if (!opts.json)
             for (auto& r : rows) {
@@ -107,7 +111,9 @@ void add_jobs_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     cmd->add_option("-n,--limit", limit, "at most this many jobs, newest first")->check(CLI::Range(1, 100000));
     cmd->callback([&opts, &exit_code] {
         json reply;
-        json req = {{"op", "jobs"}, {"limit", limit}, {"all", !running_only}};
+        json req = op_request(proto::Op::Jobs);
+        req["limit"] = limit;
+        req["all"] = !running_only;
         if (!call_daemon(opts, "jobs", "jobs", req, reply, exit_code)) return;
         if (opts.json) return print_json("jobs", "jobs", reply["jobs"], json::array());
         exit_code = print_records(opts, "jobs", flatten_jobs(reply["jobs"]), kJobFields, kJobDefault);
@@ -126,7 +132,8 @@ void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
     cmd->add_option("-n,--limit", limit, "at most this many jobs, newest first");
     cmd->callback([&opts, &exit_code, ex] {
         do_export = ex->count() > 0;
-        json req = {{"op", "history"}, {"limit", limit}};
+        json req = op_request(proto::Op::History);
+        req["limit"] = limit;
         if (job_id > 0) req["job_id"] = job_id;
         json reply;
         if (!call_daemon(opts, "history", "history", req, reply, exit_code)) return;
@@ -145,9 +152,11 @@ void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
             }
             *out << json({{"format", "coloc-history"}, {"version", 1}}).dump() << "\n";
             for (auto it = hist.rbegin(); it != hist.rend(); ++it) {
-                json j = *it;
+                const proto::JobRecord job = proto::JobRecord::from_json(*it);
+                json j = job.to_json();
                 json placements = json::array();
-                for (const auto& p : j["placements"]) placements.push_back({{"node", p["node"]}, {"gpus", p["gpus"]}});
+                for (const proto::PlacementRecord& p : job.placements)
+                    placements.push_back({{"node", p.node}, {"gpus", p.gpus}});
                 j["placements"] = placements;
                 j.erase("colocations");
                 *out << j.dump() << "\n";
@@ -172,7 +181,9 @@ void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
     cmd->add_option("JOBID", job_id, "the Slurm job id")->required();
     cmd->callback([&opts, &exit_code] {
         json reply;
-        if (!call_daemon(opts, "explain", "explain", {{"op", "explain"}, {"job_id", job_id}}, reply, exit_code)) return;
+        json req = op_request(proto::Op::Explain);
+        req["job_id"] = job_id;
+        if (!call_daemon(opts, "explain", "explain", req, reply, exit_code)) return;
         if (opts.json) return print_json("explain", "explain", reply["explain"], json::array());
         for (const auto& d : reply["explain"]) {
             std::cout << "job " << job_id << " on " << d["node"].get<std::string>() << ": GPUs " << cell("gpus", d["gpus"])
@@ -216,7 +227,7 @@ void add_metrics_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
     auto* cmd = app.add_subcommand("metrics", "print colocd's metrics in Prometheus text format");
     cmd->callback([&opts, &exit_code] {
         json reply;
-        if (!call_daemon(opts, "metrics", "metrics", {{"op", "metrics"}}, reply, exit_code)) return;
+        if (!call_daemon(opts, "metrics", "metrics", op_request(proto::Op::Metrics), reply, exit_code)) return;
         if (opts.json) return print_json("metrics", "metrics", reply["metrics"], json::array());
         std::cout << reply["metrics"].get<std::string>();
     });

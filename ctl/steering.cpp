@@ -19,7 +19,7 @@ void add_steering_command(CLI::App& app, const CtlOptions& opts, int& exit_code)
     static std::string state;
     cmd->add_option("STATE", state, "on or off")->check(CLI::IsMember({"on", "off"}));
     cmd->callback([&opts, &exit_code] {
-        json request = {{"op", "steering"}};
+        json request = op_request(proto::Op::Steering);
         if (!state.empty()) request["enabled"] = state == "on";
         json reply;
         if (!call_daemon(opts, "steering", "steering", request, reply, exit_code)) return;

@@ -29,6 +29,11 @@ int term_of(Sharing where) {
 
 bool several(std::uint64_t used) { return (used & (used - 1)) != 0; }
 
+struct SavedModel final : Learner::Saved {
+    explicit SavedModel(const ColocModel& m) : model(m) {}
+    ColocModel model;
+};
+
 }  // namespace
 
 double Contributions::slowdown() const { return std::max(1.0, 1.0 + gpu + topo + link + residual); }
@@ -250,6 +255,12 @@ void ColocModel::observe(const JobProfile& job, std::span<const Neighbour> neigh
         const double share = total > 0 ? c / total : 1.0 / static_cast<double>(counted);
         residuals_.add(job.id, n.profile->id, term, error * share);
     }
+}
+
+std::unique_ptr<Learner::Saved> ColocModel::save() const { return std::make_unique<SavedModel>(*this); }
+
+void ColocModel::restore(std::unique_ptr<Saved> saved) {
+    if (saved) *this = std::move(static_cast<SavedModel&>(*saved).model);  // only save() makes them
 }
 
 }  // namespace coloc::model

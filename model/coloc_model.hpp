@@ -50,7 +50,7 @@ struct Contributions {
     double slowdown() const;
 };
 
-class ColocModel final : public InterferenceModel {
+class ColocModel final : public InterferenceModel, public Learner {
 public:
     ColocModel();   // empty catalogue: the physics priors only
     explicit ColocModel(ProfileCatalogue catalogue, ColocParams params = {});
@@ -60,6 +60,7 @@ public:
     bool additive() const override { return true; }
     double delay(const JobProfile& job, const Neighbour& n) const override;
     std::uint64_t version() const override { return version_; }
+    Learner* learner() override { return this; }
     // Every neighbour's delay (calibrated term and pair residual) added up; slowdown() is its
     // DelaySum::slowdown().
     DelaySum delays(const JobProfile& job, std::span<const Neighbour> neighbours) const;
@@ -71,12 +72,15 @@ public:
 
     // Learns from one observation: `job` ran `measured_slowdown` times slower than solo with
     // exactly these neighbours.
-    void observe(const JobProfile& job, std::span<const Neighbour> neighbours, double measured_slowdown);
+    void observe(const JobProfile& job, std::span<const Neighbour> neighbours, double measured_slowdown) override;
 
     // Everything fitted or learned, and the hyper-parameters; load_params_json accepts what
     // params_json produced (missing keys keep their current values; throws on wrong types).
-    nlohmann::json params_json() const;
-    void load_params_json(const nlohmann::json& params);
+    nlohmann::json params_json() const override;
+    void load_params_json(const nlohmann::json& params) override;
+    // A copy of the whole model: restore() puts it back as it was.
+    std::unique_ptr<Saved> save() const override;
+    void restore(std::unique_ptr<Saved> saved) override;
 
     const ColocParams& params() const { return params_; }
     void set_params(const ColocParams& params);   // rebuilds the caches

@@ -11,9 +11,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <span>
 #include <unordered_map>
 
 #include "model/eigen.hpp"
+#include "model/model.hpp"
 
 namespace coloc::model {
 
@@ -63,6 +67,28 @@ public:
 private:
     std::unordered_map<std::uint64_t, Residual> map_;
     double min_rate_;
+};
+
+// A model that learns from observations, as colocd drives it (InterferenceModel::learner()):
+// what it learned travels as params JSON, and an observation that cannot be stored is undone.
+class Learner {
+public:
+    // What was learned up to some point; only the learner that saved it reads it.
+    class Saved {
+    public:
+        virtual ~Saved() = default;
+    };
+
+    virtual ~Learner() = default;
+    // Learns from one observation: `job` ran `measured_slowdown` times slower than solo with
+    // exactly these neighbours.
+    virtual void observe(const JobProfile& job, std::span<const Neighbour> neighbours, double measured_slowdown) = 0;
+    virtual nlohmann::json params_json() const = 0;
+    // Accepts what params_json produced; throws, changing nothing, on a bad document.
+    virtual void load_params_json(const nlohmann::json& params) = 0;
+    virtual std::unique_ptr<Saved> save() const = 0;
+    // Back to what save() returned, exactly (predictions and version()).
+    virtual void restore(std::unique_ptr<Saved> saved) = 0;
 };
 
 }  // namespace coloc::model

@@ -77,6 +77,8 @@ private:
     double& slot(int g);
 };
 
+class Learner;
+
 class InterferenceModel {
 public:
     virtual ~InterferenceModel() = default;
@@ -92,6 +94,8 @@ public:
     // Changes whenever the model's predictions may have changed (learning, new parameters), so
     // that predictions kept by a caller can be dropped.
     virtual std::uint64_t version() const { return 0; }
+    // The model's learning side (model/learner.hpp); nullptr for a model that does not learn.
+    virtual Learner* learner() { return nullptr; }
 };
 
 // Speed relative to solo, the figure users compare with their measurements.

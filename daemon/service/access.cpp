@@ -5,6 +5,8 @@
 #include <pwd.h>
 #include <stdexcept>
 
+#include "proto/errors.hpp"
+
 namespace coloc::daemon {
 
 std::string user_name(long uid) {
@@ -53,5 +55,30 @@ bool Access::is_admin(uid_t uid) const {
 }
 
 bool Access::may_report(uid_t uid) const { return uid == 0 || uid == slurm_uid_; }
+
+const char* to_string(Role role) {
+    switch (role) {
+    case Role::User: return "user";
+    case Role::Reporter: return "reporter";
+    case Role::Admin: return "admin";
+    }
+    return "?";
+}
+
+bool Access::has(Role role, uid_t uid) const {
+    switch (role) {
+    case Role::User: return true;
+    case Role::Reporter: return may_report(uid);
+    case Role::Admin: return is_admin(uid);
+    }
+    return false;
+}
+
+void Access::require(Role role, uid_t uid, const std::string& action) const {
+    if (has(role, uid)) return;
+    const char* who = role == Role::Reporter ? "slurmstepd (root or SlurmUser)" : "colocd's admins";
+    throw proto::ProtoError(proto::code::kForbidden, std::string("only ") + who + " may " + action + "; uid " +
+                                                         std::to_string(uid) + " may not");
+}
 
 }  // namespace coloc::daemon

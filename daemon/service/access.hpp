@@ -10,6 +10,12 @@
 
 namespace coloc::daemon {
 
+// Who may send an op (Service's route table): every authenticated user, the plugin's reporters
+// (root, SlurmUser) or colocd's admins (root, SlurmUser, `admins`).
+enum class Role { User, Reporter, Admin };
+
+const char* to_string(Role role);
+
 class Access {
 public:
     // `admins`: user names or numeric uids; unknown names are an error (a typo would otherwise
@@ -18,6 +24,9 @@ public:
 
     bool is_admin(uid_t uid) const;
     bool may_report(uid_t uid) const;  // place / started / ended
+    bool has(Role role, uid_t uid) const;
+    // Throws ProtoError(forbidden) when `uid` lacks `role`: "only <who> may <action>; uid N may not".
+    void require(Role role, uid_t uid, const std::string& action) const;
 
 private:
     std::vector<uid_t> admins_;

@@ -17,40 +17,6 @@ using proto::json;
 using proto::ProtoError;
 namespace code = proto::code;
 
-JobRow Service::placed_job_row(const proto::PlaceRequest& r, std::int64_t now) {
-    JobRow job;
-    job.job_id = r.job_id;
-    job.uid = r.job_uid;
-    job.user = user_names_.of(r.job_uid, now);
-    job.job_name = r.job_name;
-    job.partition = r.partition;
-    job.profile = r.profile;
-    job.first_seen = now;
-    job.state = "placed";
-    return job;
-}
-
-void Service::write_candidate(AlternativesWriter& out, const place::Candidate& c) const {
-    const auto& topo = cfg_.topology;
-    out.candidate(c.job_slowdown, c.harm, c.loss);
-    for (const auto& p : c.where) out.where(topo.nodes()[static_cast<std::size_t>(p.node)].name, p.gpus);
-    for (const auto& e : c.effects) {
-        // The tightest thing the neighbour shares with the candidate: its GPUs, island, switch or
-        // node where both run, else the network link its multi-node traffic crosses.
-        const char* shares = "link";
-        if (const place::RunningJob* them = cluster_.find(e.id)) {
-            std::optional<model::Sharing> tightest;
-            for (const auto& p : c.where)
-                if (const place::Placement* tp = them->on_node(p.node)) {
-                    const model::Sharing s = cluster_.intra_node_sharing(p, *tp);
-                    if (!tightest || s < *tightest) tightest = s;
-                }
-            if (tightest) shares = model::to_string(*tightest);
-        }
-        out.neighbour(static_cast<std::int64_t>(e.id), shares, e.before, e.after);
-    }
-}
-
 std::optional<place::JobRequest> Service::whole_job_request(const proto::PlaceRequest& r,
                                                             const model::JobProfile& profile) {
     if (cluster_.find(static_cast<place::JobId>(r.job_id)) || !store_.placements_of(r.job_id).empty())
@@ -72,8 +38,10 @@ std::optional<place::JobRequest> Service::whole_job_request(const proto::PlaceRe
     return request;
 }
 
-std::optional<json> Service::place_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
-                                             std::int64_t now) {
+std::optional<json> Service::place_whole_bind_job(const Placing& p) {
+    const proto::PlaceRequest& r = p.r;
+    if (p.mode != GpuMode::Bind || r.slots <= 0 || r.job_nodes.size() <= 1) return std::nullopt;
+    const model::JobProfile& profile = *p.profile;
     std::optional<place::JobRequest> request = whole_job_request(r, profile);
     if (!request) return std::nullopt;
     request->gpus_per_node = r.slots;
@@ -81,11 +49,13 @@ std::optional<json> Service::place_whole_job(const proto::PlaceRequest& r, const
     if (!decision.placed || static_cast<int>(decision.chosen.where.size()) != request->nodes)
         throw ProtoError(code::kNoCapacity, "job " + std::to_string(r.job_id) + " on " +
                                                 std::to_string(request->nodes) + " nodes: " + decision.reason);
-    return record_whole_job(r, profile, *request, decision.chosen, GpuMode::Bind, "", now);
+    return record_whole_job(r, profile, *request, decision.chosen, GpuMode::Bind, "", p.now);
 }
 
-std::optional<json> Service::place_whole_narrow_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
-                                                    std::int64_t now) {
+std::optional<json> Service::place_whole_narrow_job(const Placing& p) {
+    const proto::PlaceRequest& r = p.r;
+    if (p.mode != GpuMode::Narrow || r.slurm_gpus.empty() || r.job_nodes.size() <= 1) return std::nullopt;
+    const model::JobProfile& profile = *p.profile;
     std::optional<place::JobRequest> request = whole_job_request(r, profile);
     if (!request) return std::nullopt;
     const std::string job = "job " + std::to_string(r.job_id);
@@ -143,7 +113,7 @@ std::optional<json> Service::place_whole_narrow_job(const proto::PlaceRequest& r
     char waited[32];
     std::snprintf(waited, sizeof waited, "%.1f", answer.seconds * 1000);
     return record_whole_job(r, profile, *request, decision.chosen, GpuMode::Narrow,
-                            std::string(", Slurm's GPUs from slurmctld in ") + waited + " ms", now);
+                            std::string(", Slurm's GPUs from slurmctld in ") + waited + " ms", p.now);
 }
 
 std::optional<json> Service::record_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,

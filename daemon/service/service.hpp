@@ -1,5 +1,7 @@
 // colocd's state and request handlers: the cluster as colocd knows it, the placement engine,
-// the history store, and one handler per op, dispatched from a single table.
+// the history store, and one handler per op, dispatched from a single table that names the role
+// each op needs. Handlers live by concern: launch.cpp and multinode.cpp (the plugin's reports),
+// queries.cpp (colocctl's reads), learning.cpp (observe), steering_ops.cpp, reconciling.cpp.
 #pragma once
 
 #include <chrono>
@@ -7,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +31,7 @@
 #include "proto/envelope.hpp"
 #include "proto/errors.hpp"
 #include "proto/messages.hpp"
+#include "proto/ops.hpp"
 
 namespace coloc::daemon {
 
@@ -94,13 +98,24 @@ public:
     // Credential checks of one round at once, besides the serving thread's own.
     static constexpr int kOpeners = 3;
 
-private:
+    // The route table (daemon/service/service.cpp): every op with the role it needs. dispatch
+    // checks the role before the handler runs, so handlers check only what depends on the data
+    // (whose job it is).
     using Handler = proto::json (Service::*)(const proto::Request&, const proto::Identity&);
     struct Route {
-        const char* op;
+        proto::Op op;
+        Role role;                          // who may send it
         Handler handler;
+        const char* action = "";            // what a refused sender "may not" do
+        const char* admin_field = nullptr;  // a request naming it needs an admin (steering's switch)
     };
+    static std::span<const Route> routes();
+    // The role a request for `route` with this body needs.
+    static Role role_for(const Route& route, const proto::json& body);
+
+private:
     static const Route kRoutes[];
+    static std::int64_t now_s();
 
     // A request with its envelope opened and its credential checked, ready for its handler.
     // Opening reads nothing but the configuration, so the requests of a round are opened side
@@ -117,24 +132,67 @@ private:
     proto::json dispatch(Opened&& opened);  // the reply object, ok or error
     WorkerPool openers_{kOpeners};
 
+    // Launch (daemon/service/launch.cpp, multinode.cpp): the plugin's reports.
     proto::json on_place(const proto::Request&, const proto::Identity&);
+    proto::json on_started(const proto::Request&, const proto::Identity&);
+    proto::json on_ended(const proto::Request&, const proto::Identity&);
+    // A place request on its way through on_place's steps.
+    struct Placing {
+        proto::PlaceRequest r;
+        int node = -1;  // the asking node
+        std::int64_t now = 0;
+        GpuMode mode = GpuMode::Bind;
+        const model::JobProfile* profile = nullptr;
+    };
+    // One node's share of a job: its GPUs and the decision behind them.
+    struct NodeChoice {
+        std::vector<int> gpus;
+        place::Decision decision;
+    };
+    Placing parse_place(const proto::Request& req) const;
+    void adopt_fallbacks(const Placing& p);
+    std::optional<proto::json> earlier_decision(const Placing& p);
+    void resolve_how(Placing& p) const;
+    void check_step_gpus(const Placing& p) const;
+    NodeChoice decide_on_node(const Placing& p);
+    proto::json record_on_node(const Placing& p, const NodeChoice& choice);
     // The engine's decision, timed for coloc_decision_duration_seconds and
     // coloc_decision_cpu_seconds (apart from munge, I/O and the database).
     place::Decision decide(const place::JobRequest& request, int keep);
-    proto::json on_started(const proto::Request&, const proto::Identity&);
-    proto::json on_ended(const proto::Request&, const proto::Identity&);
+    // The jobs row of a job being placed now, from its place request.
+    JobRow placed_job_row(const proto::PlaceRequest& r, std::int64_t now);
+    // A scored candidate for explain: where, the job's slowdown, and per neighbour its slowdown
+    // before and after and what it would share with the job (gpu ... link).
+    void write_candidate(AlternativesWriter& out, const place::Candidate& c) const;
+    // A job on several nodes: places all of them at once (daemon/service/multinode.cpp); nullopt
+    // when the request is not for one (mode, one node) or is to be placed node by node. Bind
+    // mode places r.slots on each node; narrow mode asks slurmctld for each node's GPUs first
+    // and places within them.
+    std::optional<proto::json> place_whole_bind_job(const Placing& p);
+    std::optional<proto::json> place_whole_narrow_job(const Placing& p);
+    // The request over all the job's nodes, or nullopt when it is to be placed node by node (part
+    // of it placed already, a node colocd does not describe, one node only).
+    std::optional<place::JobRequest> whole_job_request(const proto::PlaceRequest& r,
+                                                       const model::JobProfile& profile);
+    // Stores and applies a whole-job decision; the asking node's reply.
+    std::optional<proto::json> record_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
+                                 const place::JobRequest& request, const place::Candidate& chosen, GpuMode mode,
+                                 const std::string& note, std::int64_t now);
+
+    // Queries (daemon/service/queries.cpp): what colocctl reads.
     proto::json on_status(const proto::Request&, const proto::Identity&);
     proto::json on_nodes(const proto::Request&, const proto::Identity&);
     proto::json on_jobs(const proto::Request&, const proto::Identity&);
     proto::json on_history(const proto::Request&, const proto::Identity&);
     proto::json on_explain(const proto::Request&, const proto::Identity&);
-    proto::json on_observe(const proto::Request&, const proto::Identity&);
     proto::json on_metrics(const proto::Request&, const proto::Identity&);
-    proto::json on_steering(const proto::Request&, const proto::Identity&);
-    void load_learned_params();
     std::pair<std::int64_t, std::int64_t> slot_totals() const;  // GPU slots in all, in use
+    proto::json job_json(const JobRow& job);
 
-    void require_reporter(const proto::Identity& who) const;
+    // Learning (daemon/service/learning.cpp): observations teach the model when it learns.
+    proto::json on_observe(const proto::Request&, const proto::Identity&);
+    void load_learned_params();
+
     void recover_running_jobs();
     void reload_from_store();
     const model::JobProfile* profile_for(const std::string& name) const;
@@ -142,8 +200,8 @@ private:
     void occupy(std::int64_t job_id, const std::string& profile, int node, const std::vector<int>& gpus,
                 bool enforce_slots, std::int64_t since);
     void release(std::int64_t job_id, int node);
+    // Per-job visibility (data, not a role): admins see every job, users their own.
     bool visible_to(std::int64_t job_uid, const proto::Identity& who) const;
-    proto::json job_json(const JobRow& job);
 
     Config cfg_;
     Access access_;
@@ -163,33 +221,14 @@ private:
     Steering steering_{make_steering(cfg_, catalogue_)};
     std::unique_ptr<SlurmNodeWriter> node_writer_;
     static Steering make_steering(const Config& cfg, const model::ProfileCatalogue& catalogue);
+    proto::json on_steering(const proto::Request&, const proto::Identity&);
     void submit_to_slurm(std::vector<NodeUpdate> updates);
     proto::json steering_json() const;
     // What steering advised when a job landed, kept with its decision for explain.
     void record_steering_advice(std::int64_t decision, std::int64_t job_id, const std::string& node,
                                 const model::JobProfile& profile);
     proto::json steering_advice_of(std::int64_t decision);
-    // The jobs row of a job being placed now, from its place request.
-    JobRow placed_job_row(const proto::PlaceRequest& r, std::int64_t now);
     UserNames user_names_;
-    // A scored candidate for explain: where, the job's slowdown, and per neighbour its slowdown
-    // before and after and what it would share with the job (gpu ... link).
-    void write_candidate(AlternativesWriter& out, const place::Candidate& c) const;
-    // A job on several nodes: places all of them at once (daemon/service/multinode.cpp); nullopt
-    // when the request is to be placed node by node. Bind mode places r.slots on each node;
-    // narrow mode asks slurmctld for each node's GPUs first and places within them.
-    std::optional<proto::json> place_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
-                                               std::int64_t now);
-    std::optional<proto::json> place_whole_narrow_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
-                                                      std::int64_t now);
-    // The request over all the job's nodes, or nullopt when it is to be placed node by node (part
-    // of it placed already, a node colocd does not describe, one node only).
-    std::optional<place::JobRequest> whole_job_request(const proto::PlaceRequest& r,
-                                                       const model::JobProfile& profile);
-    // Stores and applies a whole-job decision; the asking node's reply.
-    std::optional<proto::json> record_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
-                                 const place::JobRequest& request, const place::Candidate& chosen, GpuMode mode,
-                                 const std::string& note, std::int64_t now);
     // How long a narrow job's first request waits for slurmctld to tell every node's GPUs. The
     // plugin waits 250 ms for colocd by default (munge, fork and the round trip take some of it),
     // and slurmctld here answers a job lookup in under 20 ms: 100 ms leaves room for both.

@@ -48,7 +48,7 @@ mapfile -t config_keys < <(perl -0777 -ne 'while (/only_keys\(\w+, [^{;]*\{([^}]
     daemon/config.cpp | sort -u)
 mapfile -t plugin_args < <(names 'key == "([a-z_]+)"' spank/plugin_args.cpp)
 mapfile -t status_keys < <(perl -0777 -ne 'if (/on_status\(.*?json status = \{(.*?)\n\s*\};/s) { print "$_\n" for $1 =~ /\{"(\w+)",/g }' \
-    daemon/service/service.cpp | sort -u)
+    daemon/service/queries.cpp | sort -u)
 if [ ${#commands[@]} -lt 5 ] || [ ${#fields[@]} -lt 20 ] || [ ${#config_keys[@]} -lt 20 ] ||
     [ ${#plugin_args[@]} -lt 7 ] || [ ${#status_keys[@]} -lt 10 ]; then
     fail "could not read the names from the sources"

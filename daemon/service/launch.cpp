@@ -1,0 +1,235 @@
+// The launch path: the plugin's place, started and ended reports (root or SlurmUser only, as the
+// route table says). A place request goes through on_place's steps in order; a job on several
+// nodes is placed whole in multinode.cpp.
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+#include "daemon/log.hpp"
+#include "daemon/service/alternatives.hpp"
+#include "daemon/service/service.hpp"
+#include "proto/errors.hpp"
+#include "proto/messages.hpp"
+
+namespace coloc::daemon {
+
+using proto::json;
+using proto::ProtoError;
+namespace code = proto::code;
+
+namespace {
+
+double thread_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
+    if (r.mode == "bind") return GpuMode::Bind;
+    if (r.mode == "narrow") return GpuMode::Narrow;
+    if (r.mode == "observe") return GpuMode::Observe;
+    if (auto it = cfg.node_modes.find(r.node); it != cfg.node_modes.end()) return it->second;
+    if (auto it = cfg.partition_modes.find(r.partition); it != cfg.partition_modes.end()) return it->second;
+    if (!r.slurm_gpus.empty()) return GpuMode::Narrow;
+    if (r.slots > 0) return GpuMode::Bind;
+    return cfg.default_mode;
+}
+
+}  // namespace
+
+json Service::on_place(const proto::Request& req, const proto::Identity&) {
+    Placing p = parse_place(req);                               // the request, its node (known), now
+    adopt_fallbacks(p);                                         // what the plugin placed alone before
+    if (auto earlier = earlier_decision(p)) return *earlier;    // a later step on the same node
+    resolve_how(p);                                             // mode and profile
+    if (auto whole = place_whole_bind_job(p)) return *whole;    // bind, several nodes: one decision
+    check_step_gpus(p);                                         // Slurm's GPUs exist on the node
+    if (auto whole = place_whole_narrow_job(p)) return *whole;  // narrow, several nodes: one decision
+    const NodeChoice choice = decide_on_node(p);                // this node's share
+    return record_on_node(p, choice);                           // stored, applied; the reply
+}
+
+Service::Placing Service::parse_place(const proto::Request& req) const {
+    Placing p;
+    p.r = proto::PlaceRequest::from_json(req.body);
+    p.now = now_s();
+    p.node = cfg_.topology.node_index(p.r.node);
+    if (p.node < 0) throw ProtoError(code::kNotFound, "node '" + p.r.node + "' is not described in " + cfg_.path);
+    return p;
+}
+
+void Service::adopt_fallbacks(const Placing& p) {
+    for (const auto& local : p.r.unreported) adopt(p.r.node, local, p.now);
+}
+
+std::optional<json> Service::earlier_decision(const Placing& p) {
+    for (const PlacementRow& row : store_.placements_of(p.r.job_id))
+        if (row.node == p.r.node) {
+            ++counters_.reused;
+            proto::PlaceReply reply{row.decision, row.mode, row.gpus, row.predicted_slowdown, true, ""};
+            return reply.to_json();
+        }
+    return std::nullopt;
+}
+
+void Service::resolve_how(Placing& p) const {
+    p.mode = resolve_mode(cfg_, p.r);
+    p.profile = profile_for(p.r.profile);
+}
+
+void Service::check_step_gpus(const Placing& p) const {
+    const int gpu_count = cfg_.topology.type_of(p.node).gpus;
+    for (int g : p.r.slurm_gpus)
+        if (g >= gpu_count)
+            throw ProtoError(code::kBadField, "field 'slurm_gpus': GPU " + std::to_string(g) + " does not exist on " +
+                                                  p.r.node + " (" + std::to_string(gpu_count) + " GPUs)");
+}
+
+Service::NodeChoice Service::decide_on_node(const Placing& p) {
+    const proto::PlaceRequest& r = p.r;
+    place::JobRequest request;
+    request.id = static_cast<place::JobId>(r.job_id);
+    request.profile = p.profile;
+    // One node's share (single-node jobs, narrow mode, or a job placed node by node): that node only.
+    request.nodes = 1;
+    request.allowed_nodes = {p.node};
+
+    NodeChoice choice;
+    place::Decision& decision = choice.decision;
+    if (p.mode == GpuMode::Bind) {
+        if (r.slots < 1) throw ProtoError(code::kBadField, "field 'slots': bind mode needs the number of GPU slots");
+        request.gpus_per_node = r.slots;
+        decision = decide(request, cfg_.explain_candidates);
+        if (!decision.placed) throw ProtoError(code::kNoCapacity, r.node + ": " + decision.reason);
+        choice.gpus = decision.chosen.where.front().gpus;
+    } else if (p.mode == GpuMode::Narrow) {
+        if (r.slurm_gpus.empty())
+            throw ProtoError(code::kBadField, "field 'slurm_gpus': narrow mode needs the GPUs Slurm gave the step");
+        int want = static_cast<int>(r.slurm_gpus.size());
+        if (p.profile->known.count("gpus") && p.profile->gpus < want) want = p.profile->gpus;
+        request.gpus_per_node = want;
+        request.allowed_gpus = r.slurm_gpus;
+        decision = decide(request, cfg_.explain_candidates);
+        if (decision.placed) {
+            choice.gpus = decision.chosen.where.front().gpus;
+        } else {
+            // Slurm owns these GPUs whatever colocd counts; keep its choice, score it as it is.
+            choice.gpus = r.slurm_gpus;
+            decision.chosen = place::score_candidate(cluster_, *model_, request, {{p.node, choice.gpus}});
+            decision.ranked = {decision.chosen};
+        }
+    } else {
+        choice.gpus = r.slurm_gpus;
+        request.gpus_per_node = static_cast<int>(choice.gpus.size());
+        if (!choice.gpus.empty())
+            decision.chosen = place::score_candidate(cluster_, *model_, request, {{p.node, choice.gpus}});
+    }
+    return choice;
+}
+
+json Service::record_on_node(const Placing& p, const NodeChoice& choice) {
+    const proto::PlaceRequest& r = p.r;
+    const std::int64_t now = p.now;
+    const std::vector<int>& gpus = choice.gpus;
+    const JobRow job = placed_job_row(r, now);
+
+    PlacementRow row;
+    row.job_id = r.job_id;
+    row.node = r.node;
+    row.mode = to_string(p.mode);
+    row.gpus = gpus;
+    row.predicted_slowdown = choice.decision.chosen.job_slowdown;
+    row.created = now;
+    AlternativesWriter alternatives;
+    for (const auto& c : choice.decision.ranked) write_candidate(alternatives, c);
+    row.alternatives = alternatives.finish();
+
+    // Who this job will share something with, from now on.
+    std::vector<ColocationRow> opened;
+    const place::Placement mine{p.node, gpus};
+    for (place::JobId other : cluster_.jobs_on_node(p.node)) {
+        if (other == static_cast<place::JobId>(r.job_id)) continue;
+        const place::RunningJob& them = *cluster_.find(other);
+        model::Sharing s = cluster_.intra_node_sharing(mine, *them.on_node(p.node));
+        opened.push_back({r.job_id, static_cast<std::int64_t>(other), r.node, model::to_string(s), now, std::nullopt});
+    }
+
+    store_.record_placement(job, row, opened);  // stored or queued before anything is acknowledged
+    record_steering_advice(row.decision, r.job_id, r.node, *p.profile);
+    occupy(r.job_id, r.profile, p.node, gpus, /*enforce_slots=*/p.mode == GpuMode::Bind, now);
+    ++counters_.placements;
+    metrics_.predicted_slowdown.observe(row.predicted_slowdown);
+    log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" +
+             row.mode + ", decision " + std::to_string(row.decision) + ", predicted slowdown " +
+             std::to_string(row.predicted_slowdown) + ")");
+    proto::PlaceReply reply{row.decision, row.mode, gpus, row.predicted_slowdown, false, ""};
+    return reply.to_json();
+}
+
+place::Decision Service::decide(const place::JobRequest& request, int keep) {
+    // The CPU clock is read outside the timed span (on this kind of host it is a system call).
+    const double cpu0 = thread_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    place::Decision decision = policy_.place(cluster_, request, keep);
+    metrics_.decision_seconds.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    metrics_.decision_cpu_seconds.observe(thread_cpu_seconds() - cpu0);
+    return decision;
+}
+
+json Service::on_started(const proto::Request& req, const proto::Identity&) {
+    const auto r = proto::StartedReport::from_json(req.body);
+    if (r.decision == 0 && !r.gpus.empty()) adopt(r.node, {r.job_id, r.gpus, r.time ? r.time : now_s()}, now_s());
+    store_.record_started(r.job_id, r.time ? r.time : now_s());
+    return json::object();
+}
+
+json Service::on_ended(const proto::Request& req, const proto::Identity&) {
+    const auto r = proto::EndedReport::from_json(req.body);
+    const std::int64_t when = r.time ? r.time : now_s();
+    int node = cfg_.topology.node_index(r.node);
+    bool still_elsewhere = false;
+    if (const place::RunningJob* job = cluster_.find(static_cast<place::JobId>(r.job_id)))
+        for (const auto& p : job->where)
+            if (p.node != node) still_elsewhere = true;
+    store_.record_ended(r.job_id, r.node, when, r.exit_status, r.elapsed_s, !still_elsewhere);
+    if (node >= 0) release(r.job_id, node);
+    ++counters_.ended;
+    return {{"known", store_.job(r.job_id).has_value()}};
+}
+
+JobRow Service::placed_job_row(const proto::PlaceRequest& r, std::int64_t now) {
+    JobRow job;
+    job.job_id = r.job_id;
+    job.uid = r.job_uid;
+    job.user = user_names_.of(r.job_uid, now);
+    job.job_name = r.job_name;
+    job.partition = r.partition;
+    job.profile = r.profile;
+    job.first_seen = now;
+    job.state = "placed";
+    return job;
+}
+
+void Service::write_candidate(AlternativesWriter& out, const place::Candidate& c) const {
+    const auto& topo = cfg_.topology;
+    out.candidate(c.job_slowdown, c.harm, c.loss);
+    for (const auto& p : c.where) out.where(topo.nodes()[static_cast<std::size_t>(p.node)].name, p.gpus);
+    for (const auto& e : c.effects) {
+        // The tightest thing the neighbour shares with the candidate: its GPUs, island, switch or
+        // node where both run, else the network link its multi-node traffic crosses.
+        const char* shares = "link";
+        if (const place::RunningJob* them = cluster_.find(e.id)) {
+            std::optional<model::Sharing> tightest;
+            for (const auto& p : c.where)
+                if (const place::Placement* tp = them->on_node(p.node)) {
+                    const model::Sharing s = cluster_.intra_node_sharing(p, *tp);
+                    if (!tightest || s < *tightest) tightest = s;
+                }
+            if (tightest) shares = model::to_string(*tightest);
+        }
+        out.neighbour(static_cast<std::int64_t>(e.id), shares, e.before, e.after);
+    }
+}
+
+}  // namespace coloc::daemon
