@@ -5,7 +5,7 @@ extern "C" {
 #include <slurm/slurm_errno.h>
 }
 
-#include "spank/gres_count.hpp"
+#include "slurm/gres_detail.hpp"
 
 namespace coloc::spank {
 
@@ -30,20 +30,27 @@ int slurm_job_gres_count(std::uint32_t job_id, const std::string& node, const st
         return -1;
     }
     int count = -1;
+    std::string malformed;
     for (uint32_t i = 0; i < msg->record_count && count < 0; ++i) {
         const slurm_job_info_t& job = msg->job_array[i];
         if (job.job_id != job_id) continue;
         int idx = node_index(job.nodes, node);
-        if (idx >= 0 && static_cast<uint32_t>(idx) < job.gres_detail_cnt && job.gres_detail_str &&
-            job.gres_detail_str[idx])
-            count = gres_count_in_detail(job.gres_detail_str[idx], gres);
-        else if (job.tres_per_node)
-            count = gres_count_in_tres(job.tres_per_node, gres);
-        else
-            count = 0;  // the job asked for no GRES at all
+        try {
+            if (idx >= 0 && static_cast<uint32_t>(idx) < job.gres_detail_cnt && job.gres_detail_str &&
+                job.gres_detail_str[idx])
+                count = slurm::gres_count(job.gres_detail_str[idx], gres);
+            else if (job.tres_per_node)
+                count = slurm::tres_per_node_count(job.tres_per_node, gres);
+            else
+                count = 0;  // the job asked for no GRES at all
+        } catch (const slurm::GresDetailError& e) {
+            malformed = e.what();
+        }
     }
     slurm_free_job_info_msg(msg);
-    if (count < 0) why = "job " + std::to_string(job_id) + ": no readable " + gres + " count in Slurm's job record";
+    if (count < 0)
+        why = "job " + std::to_string(job_id) + ": no readable " + gres + " count in Slurm's job record" +
+              (malformed.empty() ? "" : " (" + malformed + ")");
     return count;
 }
 
