@@ -1,11 +1,14 @@
 #include "spank/slot_lookup.hpp"
 
+#include <algorithm>
+
 extern "C" {
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 }
 
 #include "slurm/gres_detail.hpp"
+#include "slurm/hostlist.hpp"
 
 namespace coloc::spank {
 
@@ -14,11 +17,10 @@ namespace {
 // The node's position in the job's node list: gres_detail_str is indexed by it.
 int node_index(const char* nodes, const std::string& node) {
     if (!nodes || node.empty()) return -1;
-    hostlist_t hl = slurm_hostlist_create(nodes);
-    if (!hl) return -1;
-    int idx = slurm_hostlist_find(hl, node.c_str());
-    slurm_hostlist_destroy(hl);
-    return idx;
+    const auto names = slurm::expand_hostlist(nodes);
+    if (!names) return -1;
+    const auto it = std::find(names->begin(), names->end(), node);
+    return it == names->end() ? -1 : static_cast<int>(it - names->begin());
 }
 
 }  // namespace
