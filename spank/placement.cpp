@@ -39,7 +39,7 @@ Outcome outcome_for(const Holding& h, const JobFacts& f) {
 
 // Why colocd's choice must not be applied, or empty when it may.
 std::string check_reply(const proto::PlaceReply& r, const JobFacts& f, const PluginConfig& c, int slots) {
-    if (r.mode == "observe") return {};
+    if (r.mode == proto::GpuMode::Observe) return {};
     for (std::size_t i = 0; i < r.gpus.size(); ++i)
         if (std::find(r.gpus.begin(), r.gpus.begin() + static_cast<long>(i), r.gpus[i]) != r.gpus.begin() + static_cast<long>(i))
             return "it names GPU " + std::to_string(r.gpus[i]) + " twice";
@@ -62,7 +62,7 @@ Holding holding_from_reply(const proto::PlaceReply& r, const JobFacts& f, std::i
     h.decision = r.decision;
     h.since = now;
     h.reported = true;
-    if (r.mode == "observe") {
+    if (r.mode == proto::GpuMode::Observe) {
         h.mode = holding_mode::kObserve;
         h.gpus = f.slurm_gpus;
     } else if (!f.slurm_gpus.empty()) {
@@ -217,8 +217,8 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
         }
 
         const bool slurm_named = !facts.slurm_gpus.empty();
-        if (config.mode == "narrow" && !slurm_named) return {};  // nothing to narrow
-        const bool bindish = !slurm_named && (config.mode == "auto" || config.mode == "bind");
+        if (config.mode == proto::GpuMode::Narrow && !slurm_named) return {};  // nothing to narrow
+        const bool bindish = !slurm_named && (!config.mode || config.mode == proto::GpuMode::Bind);
 
         proto::PlaceRequest req;
         req.job_id = facts.job_id;
@@ -283,10 +283,10 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
         if (slurm_named) {
             notes.insert(notes.begin(), failure + "; keeping Slurm's GPUs " + proto::gpu_list(facts.slurm_gpus));
             Holding keep{facts.job_id,
-                         config.mode == "observe" ? holding_mode::kObserve : holding_mode::kNarrow,
+                         config.mode == proto::GpuMode::Observe ? holding_mode::kObserve : holding_mode::kNarrow,
                          facts.slurm_gpus, 0, true, false, now};
             keep_holding(state, state_ok, keep, notes, [&](NodeState& s) { record(s, keep); });
-        } else if (config.mode == "observe" || !bindish) {
+        } else if (config.mode == proto::GpuMode::Observe || !bindish) {
             notes.insert(notes.begin(), failure);
         } else if (!config.bind_fallback_possible()) {
             notes.insert(notes.begin(), failure + "; no GPU chosen (plugstack arguments gpus= and slots_per_gpu= "

@@ -40,9 +40,7 @@ model::ProfileCatalogue load_catalogue(const std::string& path) {
 }
 
 GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
-    if (r.mode == "bind") return GpuMode::Bind;
-    if (r.mode == "narrow") return GpuMode::Narrow;
-    if (r.mode == "observe") return GpuMode::Observe;
+    if (r.mode) return *r.mode;
     if (auto it = cfg.node_modes.find(r.node); it != cfg.node_modes.end()) return it->second;
     if (auto it = cfg.partition_modes.find(r.partition); it != cfg.partition_modes.end()) return it->second;
     if (!r.slurm_gpus.empty()) return GpuMode::Narrow;
@@ -254,7 +252,8 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     for (const PlacementRow& p : store_.placements_of(r.job_id))
         if (p.node == r.node) {
             ++counters_.reused;
-            proto::PlaceReply reply{p.decision, p.mode, p.gpus, p.predicted_slowdown, true, ""};
+            proto::PlaceReply reply{p.decision, proto::parse_mode(p.mode).value_or(GpuMode::Narrow), p.gpus,
+                                    p.predicted_slowdown, true, ""};
             return reply.to_json();
         }
 
@@ -337,7 +336,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity& who) {
     log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" +
              row.mode + ", decision " + std::to_string(row.decision) + ", predicted slowdown " +
              std::to_string(row.predicted_slowdown) + ")");
-    proto::PlaceReply reply{row.decision, row.mode, gpus, row.predicted_slowdown, false, ""};
+    proto::PlaceReply reply{row.decision, mode, gpus, row.predicted_slowdown, false, ""};
     return reply.to_json();
 }
 
