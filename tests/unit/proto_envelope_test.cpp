@@ -63,6 +63,46 @@ TEST_CASE("credential rejections: invalid, replayed, mismatched, expired") {
     CHECK(code_of([&] { verify_credential(cred, body.dump(), munge_socket(), 0); }) == code::kAuthExpired);
 }
 
+TEST_CASE("a credential covers the request's bytes as sent, not how JSON would write them again") {
+    // Spaces, key order and number forms nlohmann::json would write differently.
+    const std::string body = R"({ "x" : 1.50, "op":"status",  "v":1 })";
+    REQUIRE(json::parse(body).dump() != body);
+    const std::string wire = with_credential(body, make_credential(body, munge_socket()));
+    CHECK(wire.starts_with(R"({ "x" : 1.50, "op":"status",  "v":1 ,"cred":"MUNGE:)"));
+    Request req = open_request(wire);
+    CHECK(req.canonical == body);
+    CHECK(req.body == json::parse(body));
+    CHECK(verify_credential(req.cred, req.canonical, munge_socket(), 300).uid == getuid());
+
+    // One byte of the body changed, even to JSON that means the same, and a fresh credential (munged
+    // refuses a used one before the digest is looked at) is refused.
+    const std::pair<const char*, const char*> edits[] = {{"1.50", "1.51"}, {"status", "statuz"}, {"  ", " \t"}};
+    for (const auto& [from, to] : edits) {
+        std::string forged = with_credential(body, make_credential(body, munge_socket()));
+        forged.replace(forged.find(from), std::string(from).size(), to);
+        CAPTURE(forged);
+        Request f = open_request(forged);
+        CHECK(code_of([&] { verify_credential(f.cred, f.canonical, munge_socket(), 0); }) == code::kAuthMismatch);
+    }
+    // The same for the requests this side seals, whatever the body holds.
+    std::string sealed = seal_request({{"op", "place"}, {"job_name", R"(a,"cred":"x"})"}}, munge_socket());
+    sealed[sealed.find("place") + 1] = 'h';
+    Request f = open_request(sealed);
+    CHECK(f.op == "phace");
+    CHECK(code_of([&] { verify_credential(f.cred, f.canonical, munge_socket(), 0); }) == code::kAuthMismatch);
+    const Request good =
+        open_request(seal_request({{"op", "place"}, {"job_name", R"(a,"cred":"x"})"}}, munge_socket()));
+    CHECK(good.body["job_name"] == R"(a,"cred":"x"})");
+    CHECK_NOTHROW(verify_credential(good.cred, good.canonical, munge_socket(), 0));
+
+    // A request with its credential elsewhere (older senders) is checked against the body as
+    // nlohmann::json writes it.
+    json legacy = {{"op", "status"}, {"v", kVersion}};
+    legacy["cred"] = make_credential(legacy.dump(), munge_socket());
+    Request old = open_request(legacy.dump());
+    CHECK_NOTHROW(verify_credential(old.cred, old.canonical, munge_socket(), 0));
+}
+
 TEST_CASE("malformed envelopes are refused with a code naming the problem") {
     CHECK(code_of([] { open_request("{not json"); }) == code::kBadJson);
     CHECK(code_of([] { open_request("[1,2]"); }) == code::kBadJson);
