@@ -9,15 +9,6 @@
 
 namespace coloc::daemon {
 
-const char* to_string(GpuMode mode) {
-    switch (mode) {
-    case GpuMode::Bind: return "bind";
-    case GpuMode::Narrow: return "narrow";
-    case GpuMode::Observe: return "observe";
-    }
-    return "narrow";
-}
-
 namespace {
 
 // Reads typed values out of a YAML node and names file, line and key in every error.
@@ -73,9 +64,7 @@ public:
 
     GpuMode mode(const YAML::Node& n, const std::string& key) const {
         std::string m = str(n, key);
-        if (m == "bind") return GpuMode::Bind;
-        if (m == "narrow") return GpuMode::Narrow;
-        if (m == "observe") return GpuMode::Observe;
+        if (const auto mode = proto::parse_mode(m)) return *mode;
         fail(n, key, "'" + m + "' is not one of bind, narrow, observe");
     }
 

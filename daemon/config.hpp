@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "daemon/steering/steering_config.hpp"
+#include "proto/mode.hpp"
 #include "place/topology.hpp"
 
 namespace coloc::daemon {
 
-enum class GpuMode { Bind, Narrow, Observe };
-const char* to_string(GpuMode mode);
+using proto::GpuMode;
+inline const char* to_string(GpuMode mode) { return proto::mode_name(mode); }
 
 struct Config {
     std::string path;                                        // where it was read from

@@ -28,14 +28,31 @@ void check_version(const json& obj) {
                                                 std::to_string(kVersion) + ")");
 }
 
+// The bytes a request's credential covers: the request less its trailing `,"cred":"..."` member
+// (see envelope.hpp). A request with its credential elsewhere comes from a plugin or colocctl
+// older than that rule, whose credential covers the body as nlohmann::json writes it.
+std::string signed_bytes(std::string_view bytes, const std::string& cred, const json& body) {
+    const std::string member = "\"cred\":" + json(cred).dump() + "}";
+    if (!bytes.ends_with(member)) return body.dump();
+    std::string_view rest = bytes.substr(0, bytes.size() - member.size());
+    if (rest.ends_with(',')) rest.remove_suffix(1);
+    return std::string(rest) + "}";
+}
+
 }  // namespace
 
-std::string seal_request(json body, const std::string& munge_socket) {
+std::string seal_request(json body, const std::string& munge_socket, int ttl_s) {
     body["v"] = kVersion;
     body.erase("cred");
-    std::string canonical = body.dump();
-    body["cred"] = make_credential(canonical, munge_socket);
-    return body.dump();
+    const std::string bytes = body.dump();
+    return with_credential(bytes, make_credential(bytes, munge_socket, ttl_s));
+}
+
+std::string with_credential(std::string_view body, const std::string& cred) {
+    std::string wire(body.substr(0, body.rfind('}')));
+    const bool empty = wire.find_last_not_of(" \t\r\n") == wire.find('{');
+    wire += (empty ? "" : ",") + std::string("\"cred\":") + json(cred).dump() + "}";
+    return wire;
 }
 
 Request open_request(std::string_view bytes) {
@@ -48,8 +65,10 @@ Request open_request(std::string_view bytes) {
         if (!cred->is_string()) throw ProtoError(code::kAuthInvalid, "field 'cred': expected a munge credential string");
         req.cred = cred->get<std::string>();
         obj.erase(cred);
+        req.canonical = signed_bytes(bytes, req.cred, obj);
+    } else {
+        req.canonical = obj.dump();
     }
-    req.canonical = obj.dump();
     req.body = std::move(obj);
     return req;
 }

@@ -1,5 +1,10 @@
 // The envelope every message travels in: `{"v":1,"op":...,"cred":...}` for requests,
 // `{"v":1,"ok":true,...}` or `{"v":1,"ok":false,"error":{"code","message"}}` for replies.
+//
+// A request's credential covers its bytes, not what a JSON library makes of them: the sender
+// writes the body once (one JSON object, B), makes the credential over B and sends B with
+// `,"cred":"..."` put in before its closing '}'. The receiver cuts that last member out again and
+// checks the digest over the bytes as they arrived, so the two sides need not write JSON alike.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,12 +25,17 @@ inline constexpr std::size_t kMaxReply = 256 * 1024 * 1024;
 struct Request {
     std::string op;
     std::string cred;       // empty when absent
-    std::string canonical;  // the body without "cred", as the credential's digest covers it
+    std::string canonical;  // the bytes the credential's digest covers: the request less its "cred"
     json body;              // the whole body without "cred"
 };
 
-// Client side: adds "v", a credential over the canonical body, and returns the wire bytes.
-std::string seal_request(json body, const std::string& munge_socket);
+// Client side: adds "v", writes the body, makes a credential over those bytes (`ttl_s` 0 =
+// munged's default time-to-live) and returns the wire bytes.
+std::string seal_request(json body, const std::string& munge_socket, int ttl_s = 0);
+
+// The wire bytes of a request: `body` (the bytes of one JSON object, the credential's subject)
+// with `cred` as its last member.
+std::string with_credential(std::string_view body, const std::string& cred);
 
 // Server side: size, JSON, version and op checks; throws ProtoError. The credential is
 // extracted but not verified (verify_credential does that).

@@ -9,11 +9,13 @@ namespace coloc::proto {
 
 namespace {
 constexpr std::int64_t kMaxTime = 1LL << 40;
-const std::vector<std::string> kModes = {"auto", "bind", "narrow", "observe"};
+const std::vector<std::string> kModes = {mode_name(GpuMode::Bind), mode_name(GpuMode::Narrow),
+                                         mode_name(GpuMode::Observe)};
+const std::vector<std::string> kModesOrAuto = {kAutoMode, kModes[0], kModes[1], kModes[2]};
 }  // namespace
 
 json PlaceRequest::to_json() const {
-    json j = {{"op", op::kPlace}, {"job_id", job_id}, {"node", node}, {"mode", mode}, {"slots", slots}};
+    json j = {{"op", op::kPlace}, {"job_id", job_id}, {"node", node}, {"mode", mode_name(mode)}, {"slots", slots}};
     if (job_uid >= 0) j["job_uid"] = job_uid;
     if (!partition.empty()) j["partition"] = partition;
     if (!job_name.empty()) j["job_name"] = job_name;
@@ -45,7 +47,7 @@ PlaceRequest PlaceRequest::from_json(const json& body) {
     r.partition = get_string_or(body, "partition", "", 64);
     r.job_name = get_string_or(body, "job_name", "");
     r.profile = get_string_or(body, "profile", "", 64);
-    r.mode = get_enum_or(body, "mode", kModes, "auto");
+    r.mode = parse_mode(get_enum_or(body, "mode", kModesOrAuto, kAutoMode));
     r.slots = static_cast<int>(get_int_or(body, "slots", 0, 0, kMaxGpuIndex + 1));
     r.slurm_gpus = get_int_list_or(body, "slurm_gpus", 0, kMaxGpuIndex, 64);
     r.job_nodes = get_string_list_or(body, "job_nodes", 4096);
@@ -76,7 +78,7 @@ PlaceRequest PlaceRequest::from_json(const json& body) {
 }
 
 json PlaceReply::to_json() const {
-    json j = {{"decision", decision}, {"mode", mode}, {"gpus", gpus},
+    json j = {{"decision", decision}, {"mode", mode_name(mode)}, {"gpus", gpus},
               {"predicted_slowdown", predicted_slowdown}, {"reused", reused}};
     if (!durability.empty()) j[kDurability] = durability;
     return j;
@@ -85,7 +87,7 @@ json PlaceReply::to_json() const {
 PlaceReply PlaceReply::from_json(const json& reply) {
     PlaceReply r;
     r.decision = get_int(reply, "decision", 0, INT64_MAX);
-    r.mode = get_enum_or(reply, "mode", kModes, "narrow");
+    r.mode = parse_mode(get_enum_or(reply, "mode", kModes, mode_name(GpuMode::Narrow))).value_or(GpuMode::Narrow);
     r.gpus = get_int_list_or(reply, "gpus", 0, kMaxGpuIndex, 64);
     r.predicted_slowdown = get_number_or(reply, "predicted_slowdown", 1.0, 0.0, 1e6);
     r.reused = get_bool_or(reply, "reused", false);

@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "proto/mode.hpp"
 
 namespace coloc::proto {
 
@@ -38,7 +41,7 @@ struct PlaceRequest {
     std::string partition;
     std::string job_name;
     std::string profile;                 // --coloc-profile, empty = none given
-    std::string mode = "auto";           // auto | bind | narrow | observe
+    std::optional<GpuMode> mode;         // nullopt: "auto", colocd decides
     int slots = 0;                       // bind: GPUs (one slot each) the job asked for here
     std::vector<int> slurm_gpus;         // narrow: GPUs Slurm gave the step on this node
     std::vector<std::string> job_nodes;  // every node of the job, in Slurm's order
@@ -58,7 +61,7 @@ inline constexpr const char* kQueued = "queued";
 
 struct PlaceReply {
     std::int64_t decision = 0;
-    std::string mode;
+    GpuMode mode = GpuMode::Narrow;
     std::vector<int> gpus;
     double predicted_slowdown = 1.0;
     bool reused = false;  // an earlier decision for the same job and node

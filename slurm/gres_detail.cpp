@@ -68,46 +68,59 @@ std::vector<std::string_view> items_of(std::string_view detail) {
     return items;
 }
 
+// One item of a GRES this module reads: the count its head or CNT:n gives (-1: none) and the
+// indexes IDX:... lists (`named`).
+struct Item {
+    int count = -1;
+    bool named = false;
+    std::vector<int> indexes;
+};
+
+Item read_item(std::string_view detail, std::string_view item) {
+    const std::size_t paren = item.find('(');
+    const std::string_view head = item.substr(0, paren);
+    // A count, when given, is the last ':'-field of the head ("gpu:a100:2"); "CNT:n" inside
+    // the parentheses is the other way Slurm writes it (count-only GRES).
+    Item out;
+    if (const std::size_t colon = head.rfind(':'); colon != std::string_view::npos) {
+        const std::string_view last = head.substr(colon + 1);
+        if (!last.empty() && std::isdigit(static_cast<unsigned char>(last.front())) &&
+            !whole_number(last, 1 << 20, out.count))
+            bad(detail, "count '" + std::string(last) + "' of '" + std::string(item) + "' is not a number");
+    }
+    if (paren == std::string_view::npos) return out;
+    const std::string_view inner = item.substr(paren + 1, item.size() - paren - 2);
+    int cnt = 0;
+    if (inner.starts_with("IDX:")) {
+        out.indexes = index_list(detail, inner.substr(4));
+        out.named = true;
+    } else if (inner.starts_with("CNT:") && whole_number(inner.substr(4), 1 << 20, cnt)) {
+        if (out.count >= 0 && out.count != cnt) bad(detail, "'" + std::string(item) + "' gives two different counts");
+        out.count = cnt;
+    } else {
+        bad(detail, "'(" + std::string(inner) + ")' in '" + std::string(item) + "' is neither IDX:... nor CNT:n");
+    }
+    return out;
+}
+
+// The GRES name of an item, checked: "gpu" of "gpu:a100:1(IDX:3)".
+std::string_view name_of(std::string_view detail, std::string_view item) {
+    if (const std::size_t paren = item.find('('); paren != std::string_view::npos && item.back() != ')')
+        bad(detail, "text after ')' in '" + std::string(item) + "'");
+    const std::string_view name = item.substr(0, item.find_first_of(":("));
+    if (name.empty()) bad(detail, "item '" + std::string(item) + "' has no GRES name");
+    return name;
+}
+
 }  // namespace
 
 NodeGres parse_node_gres(std::string_view detail) {
     NodeGres out;
     if (detail.empty()) return out;
     for (std::string_view item : items_of(detail)) {
-        const std::size_t paren = item.find('(');
-        const std::string_view head = item.substr(0, paren);
-        std::string_view inner;
-        if (paren != std::string_view::npos) {
-            if (item.back() != ')') bad(detail, "text after ')' in '" + std::string(item) + "'");
-            inner = item.substr(paren + 1, item.size() - paren - 2);
-        }
-        const std::string_view name = head.substr(0, head.find(':'));
-        if (name.empty()) bad(detail, "item '" + std::string(item) + "' has no GRES name");
+        const std::string_view name = name_of(detail, item);
         if (name != "gpu" && name != "gpuslot") continue;
-        // A count, when given, is the last ':'-field of the head ("gpu:a100:2"); "CNT:n" inside
-        // the parentheses is the other way Slurm writes it (count-only GRES).
-        int count = -1;
-        if (const std::size_t colon = head.rfind(':'); colon != std::string_view::npos) {
-            const std::string_view last = head.substr(colon + 1);
-            if (!last.empty() && std::isdigit(static_cast<unsigned char>(last.front())) &&
-                !whole_number(last, 1 << 20, count))
-                bad(detail, "count '" + std::string(last) + "' of '" + std::string(item) + "' is not a number");
-        }
-        std::vector<int> indexes;
-        bool named = false;
-        if (paren != std::string_view::npos) {
-            int cnt = 0;
-            if (inner.starts_with("IDX:")) {
-                indexes = index_list(detail, inner.substr(4));
-                named = true;
-            } else if (inner.starts_with("CNT:") && whole_number(inner.substr(4), 1 << 20, cnt)) {
-                if (count >= 0 && count != cnt)
-                    bad(detail, "'" + std::string(item) + "' gives two different counts");
-                count = cnt;
-            } else {
-                bad(detail, "'(" + std::string(inner) + ")' in '" + std::string(item) + "' is neither IDX:... nor CNT:n");
-            }
-        }
+        auto [count, named, indexes] = read_item(detail, item);
         if (name == "gpuslot") {
             if (count < 0) bad(detail, "'" + std::string(item) + "' gives no slot count");
             out.slot_count += count;
@@ -127,6 +140,43 @@ NodeGres parse_node_gres(std::string_view detail) {
     std::sort(out.gpus.begin(), out.gpus.end());
     out.gpu_count = static_cast<int>(out.gpus.size());
     return out;
+}
+
+int gres_count(std::string_view detail, std::string_view name) {
+    int total = 0;
+    if (detail.empty()) return total;
+    for (std::string_view item : items_of(detail)) {
+        if (name_of(detail, item) != name) continue;
+        const Item it = read_item(detail, item);
+        if (it.named && it.count >= 0 && it.count != static_cast<int>(it.indexes.size()))
+            bad(detail, "'" + std::string(item) + "' counts " + std::to_string(it.count) + " but lists " +
+                            std::to_string(it.indexes.size()));
+        if (!it.named && it.count < 0) bad(detail, "'" + std::string(item) + "' gives no count");
+        total += it.named ? static_cast<int>(it.indexes.size()) : it.count;
+    }
+    return total;
+}
+
+int tres_per_node_count(std::string_view tres, std::string_view name) {
+    int total = 0;
+    while (!tres.empty()) {
+        const std::size_t comma = tres.find(',');
+        std::string_view entry = tres.substr(0, comma);
+        tres = comma == std::string_view::npos ? std::string_view{} : tres.substr(comma + 1);
+        if (!entry.starts_with("gres:") && !entry.starts_with("gres/")) continue;  // cpu=4, mem=...
+        entry.remove_prefix(5);
+        if (entry.substr(0, entry.find(':')) != name) continue;
+        // "gpuslot" and "gpuslot:fast" (a type) mean one; "gpuslot:3" and "gpuslot:fast:3" give the count.
+        const std::size_t colon = entry.rfind(':');
+        int n = 1;
+        if (colon != std::string_view::npos && !whole_number(entry.substr(colon + 1), 1 << 20, n)) {
+            if (entry.find(':') != colon)
+                throw GresDetailError("tres_per_node entry '" + std::string(entry) + "' gives no count");
+            n = 1;
+        }
+        total += n;
+    }
+    return total;
 }
 
 }  // namespace coloc::slurm

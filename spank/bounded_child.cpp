@@ -117,6 +117,7 @@ ChildResult run_in_child(Clock::time_point kill_at, const std::function<void(con
     for (std::size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1)
         result.lines.push_back(buffer.substr(start, nl - start));
 
+    result.killed = killed;
     if (killed) result.failure = "killed at the deadline";
     else if (r < 0) result.finished = true;  // reaped by someone else; the pipe closed, so it ended
     else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) result.finished = true;

@@ -17,6 +17,7 @@ using Clock = std::chrono::steady_clock;
 struct ChildResult {
     std::vector<std::string> lines;  // what the child emitted, complete lines only
     bool finished = false;           // the child exited on its own, with status 0
+    bool killed = false;             // at the deadline (or when its output ran over)
     std::string failure;             // why not: "killed at the deadline", "died of signal 11", ...
 };
 

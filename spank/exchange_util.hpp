@@ -10,9 +10,6 @@
 
 namespace coloc::spank {
 
-// The error code for an ipc:// endpoint whose socket file is missing: no deadline was spent.
-inline constexpr const char* kNotRunning = "not_running";
-
 int ms_left(Clock::time_point deadline);
 
 // "job 12 on n1", the subject of every log line about a job.

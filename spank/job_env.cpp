@@ -3,10 +3,7 @@
 #include <cstdlib>
 #include <vector>
 
-extern "C" {
-#include <slurm/slurm.h>
-}
-
+#include "slurm/hostlist.hpp"
 #include "spank/gpu_env.hpp"
 
 namespace coloc::spank {
@@ -27,16 +24,12 @@ std::string step_env(spank_t sp, const char* name) {
     return v ? v : "";
 }
 
-std::vector<std::string> expand_hostlist(const std::string& ranged) {
-    std::vector<std::string> out;
-    if (ranged.empty()) return out;
-    hostlist_t hl = slurm_hostlist_create(ranged.c_str());
-    if (!hl) return out;
-    while (char* host = slurm_hostlist_shift(hl)) {
-        if (out.size() < 4096) out.emplace_back(host);
-        std::free(host);
-    }
-    slurm_hostlist_destroy(hl);
+// SLURM_JOB_NODELIST expanded; empty when it is malformed. At most 4096 names, as many as a
+// place request may carry.
+std::vector<std::string> job_nodes(const std::string& ranged) {
+    if (ranged.empty()) return {};
+    std::vector<std::string> out = slurm::expand_hostlist(ranged).value_or(std::vector<std::string>{});
+    if (out.size() > 4096) out.resize(4096);
     return out;
 }
 
@@ -56,7 +49,7 @@ JobFacts read_job_facts(spank_t sp, std::uint32_t& step_id) {
     f.node = node && *node ? node : step_env(sp, "SLURMD_NODENAME");
     f.partition = step_env(sp, "SLURM_JOB_PARTITION");
     f.job_name = step_env(sp, "SLURM_JOB_NAME");
-    f.job_nodes = expand_hostlist(step_env(sp, "SLURM_JOB_NODELIST"));
+    f.job_nodes = job_nodes(step_env(sp, "SLURM_JOB_NODELIST"));
     const std::string visible = step_env(sp, "CUDA_VISIBLE_DEVICES");
     f.slurm_gpus = slurm_gpus_from(step_env(sp, "SLURM_STEP_GPUS"), step_env(sp, "SLURM_JOB_GPUS"), visible,
                                    step_env(sp, "COLOC_DECISION"));

@@ -6,6 +6,7 @@
 #include "proto/errors.hpp"
 #include "proto/messages.hpp"
 #include "spank/bounded_child.hpp"
+#include "spank/exchange_message.hpp"
 #include "spank/exchange_util.hpp"
 #include "spank/gpu_env.hpp"
 #include "spank/local_state.hpp"
@@ -39,7 +40,7 @@ Outcome outcome_for(const Holding& h, const JobFacts& f) {
 
 // Why colocd's choice must not be applied, or empty when it may.
 std::string check_reply(const proto::PlaceReply& r, const JobFacts& f, const PluginConfig& c, int slots) {
-    if (r.mode == "observe") return {};
+    if (r.mode == proto::GpuMode::Observe) return {};
     for (std::size_t i = 0; i < r.gpus.size(); ++i)
         if (std::find(r.gpus.begin(), r.gpus.begin() + static_cast<long>(i), r.gpus[i]) != r.gpus.begin() + static_cast<long>(i))
             return "it names GPU " + std::to_string(r.gpus[i]) + " twice";
@@ -62,7 +63,7 @@ Holding holding_from_reply(const proto::PlaceReply& r, const JobFacts& f, std::i
     h.decision = r.decision;
     h.since = now;
     h.reported = true;
-    if (r.mode == "observe") {
+    if (r.mode == proto::GpuMode::Observe) {
         h.mode = holding_mode::kObserve;
         h.gpus = f.slurm_gpus;
     } else if (!f.slurm_gpus.empty()) {
@@ -106,83 +107,85 @@ void keep_holding(const StateFile& state, bool lock_usable, const Holding& h, st
     }
 }
 
-// What the forked child reports back.
+// What the forked child reported, and how the child ended.
 struct Exchange {
-    int slots = -1;
-    std::string slots_why;
-    bool skip = false;           // Slurm gave the job no bind slots here: nothing to place
-    std::optional<json> reply;
-    std::string error_code;
-    std::string error_message;
-    std::string child_failure;   // killed at the deadline, crashed, ...
+    ExchangeMessage msg;
+    bool killed = false;         // at the deadline
+    std::string child_failure;   // killed at the deadline, crashed, ... ; empty when it answered
 };
 
 Exchange run_exchange(const PluginConfig& c, const JobFacts& f, const Services& s, proto::PlaceRequest request,
                       bool need_slots, bool skip_call, Clock::time_point deadline) {
     ChildResult r = run_in_child(deadline + std::chrono::milliseconds(kKillMarginMs), [&](const Emit& emit) {
+        ExchangeMessage m;
         if (need_slots) {
-            std::string why;
-            int slots = s.lookup_slots(f, c.slot_gres, why);
-            emit(json{{"slots", slots}, {"why", why}}.dump());
-            if (slots == 0) {
-                emit(json{{"skip", true}}.dump());
-                return;
-            }
-            request.slots = std::max(slots, 0);
+            m.slots = s.lookup_slots(f, c.slot_gres, m.slots_why);
+            m.skip = m.slots == 0;
+            emit(encode(m));
+            if (m.skip) return;
+            request.slots = std::max(m.slots, 0);
         }
-        if (skip_call) {
-            emit(json{{"error", {{"code", kNotRunning},
-                                 {"message", "colocd is not running (" + c.endpoint + " does not exist)"}}}}.dump());
-            return;
-        }
+        auto fail = [&](ExchangeError error, std::string message, std::string code = {}) {
+            m.error = error;
+            m.message = std::move(message);
+            m.code = std::move(code);
+            emit(encode(m));
+        };
+        if (skip_call)
+            return fail(ExchangeError::NotRunning, "colocd is not running (" + c.endpoint + " does not exist)");
         int budget = ms_left(deadline) - kReplyMarginMs;
-        if (budget <= 0) {
-            emit(json{{"error", {{"code", proto::code::kUnavailable}, {"message", "no time left to ask colocd"}}}}.dump());
-            return;
+        if (budget <= 0) return fail(ExchangeError::Unavailable, "no time left to ask colocd");
+        json reply;
+        try {
+            reply = s.call(c.endpoint, request.to_json(), {c.munge_socket, budget});
+        } catch (const proto::ProtoError& e) {
+            if (e.code() == proto::code::kUnavailable) return fail(ExchangeError::Unavailable, e.what());
+            if (e.code() == proto::code::kInternal) return fail(ExchangeError::Internal, e.what());
+            // bad_json, bad_version: the reply did not decode
+            if (e.code() == proto::code::kBadJson || e.code() == proto::code::kBadVersion)
+                return fail(ExchangeError::BadReply, e.what());
+            return fail(ExchangeError::Refused, e.what(), e.code());
+        } catch (const std::exception& e) {
+            return fail(ExchangeError::Internal, e.what());
         }
         try {
-            json reply = s.call(c.endpoint, request.to_json(), {c.munge_socket, budget});
-            emit(json{{"reply", reply}}.dump());
+            m.reply = proto::PlaceReply::from_json(reply);
         } catch (const proto::ProtoError& e) {
-            emit(json{{"error", {{"code", e.code()}, {"message", e.what()}}}}.dump());
-        } catch (const std::exception& e) {
-            emit(json{{"error", {{"code", proto::code::kInternal}, {"message", e.what()}}}}.dump());
+            return fail(ExchangeError::BadReply, e.what());
         }
+        emit(encode(m));
     });
     Exchange x;
-    for (const std::string& line : r.lines) {
-        json j = json::parse(line, nullptr, false);
-        if (!j.is_object()) continue;
-        if (j.contains("slots") && j["slots"].is_number_integer()) {
-            x.slots = j["slots"].get<int>();
-            x.slots_why = j.value("why", "");
-        }
-        if (j.contains("skip")) x.skip = true;
-        if (j.contains("reply")) x.reply = j["reply"];
-        if (j.contains("error") && j["error"].is_object()) {
-            x.error_code = j["error"].value("code", proto::code::kInternal);
-            x.error_message = j["error"].value("message", "");
+    // Each line is the whole message so far: the last one that decodes is what the child knew.
+    for (auto line = r.lines.rbegin(); line != r.lines.rend(); ++line) {
+        if (auto m = decode(*line)) {
+            x.msg = std::move(*m);
+            break;
         }
     }
-    if (!x.reply && x.error_code.empty() && !x.skip)
+    x.killed = r.killed;
+    if (!x.msg.reply && x.msg.error == ExchangeError::None && !x.msg.skip)
         x.child_failure = r.failure.empty() ? "ended without an answer" : r.failure;
     return x;
 }
 
 std::string failure_text(const Exchange& x, const PluginConfig& c, bool asked_slots) {
     if (!x.child_failure.empty()) {
-        if (x.child_failure == "killed at the deadline")
-            return (asked_slots && x.slots < 0 ? std::string("slurmctld did not answer the slot lookup")
-                                                : "colocd at " + c.endpoint + " did not answer") +
+        if (x.killed)
+            return (asked_slots && x.msg.slots < 0 ? std::string("slurmctld did not answer the slot lookup")
+                                                    : "colocd at " + c.endpoint + " did not answer") +
                    " within " + std::to_string(c.timeout_ms) + " ms";
         return "no answer from colocd: the helper process " + x.child_failure;
     }
-    if (x.error_code == proto::code::kUnavailable)
-        return x.error_message + " (deadline " + std::to_string(c.timeout_ms) + " ms)";
-    if (x.error_code == proto::code::kInternal || x.error_code == kNotRunning) return x.error_message;
-    if (x.error_code == proto::code::kBadJson || x.error_code == proto::code::kBadVersion)
-        return "colocd's reply is unusable: " + x.error_message;  // the reply did not decode
-    return "colocd refused the request: " + x.error_code + ": " + x.error_message;
+    switch (x.msg.error) {
+    case ExchangeError::Unavailable: return x.msg.message + " (deadline " + std::to_string(c.timeout_ms) + " ms)";
+    case ExchangeError::NotRunning:
+    case ExchangeError::Internal: return x.msg.message;
+    case ExchangeError::BadReply: return "colocd's reply is unusable: " + x.msg.message;
+    case ExchangeError::Refused:
+    case ExchangeError::None: break;
+    }
+    return "colocd refused the request: " + x.msg.code + ": " + x.msg.message;
 }
 
 }  // namespace
@@ -217,8 +220,8 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
         }
 
         const bool slurm_named = !facts.slurm_gpus.empty();
-        if (config.mode == "narrow" && !slurm_named) return {};  // nothing to narrow
-        const bool bindish = !slurm_named && (config.mode == "auto" || config.mode == "bind");
+        if (config.mode == proto::GpuMode::Narrow && !slurm_named) return {};  // nothing to narrow
+        const bool bindish = !slurm_named && (!config.mode || config.mode == proto::GpuMode::Bind);
 
         proto::PlaceRequest req;
         req.job_id = facts.job_id;
@@ -235,7 +238,7 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
         Exchange x = run_exchange(config, facts, services, req, bindish, endpoint_absent(config.endpoint), deadline);
         const std::int64_t now = services.now();
 
-        if (x.skip) {
+        if (x.msg.skip) {
             // No bind slots here (e.g. a CPU-only job): remember it so later steps skip the lookup.
             Holding none{facts.job_id, holding_mode::kNone, {}, 0, false, true, now};
             if (state_ok) {
@@ -249,27 +252,23 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
         }
 
         std::string failure;
-        if (x.reply) {
-            try {
-                proto::PlaceReply reply = proto::PlaceReply::from_json(*x.reply);
-                std::string bad = check_reply(reply, facts, config, x.slots);
-                if (bad.empty()) {
-                    Holding fresh = holding_from_reply(reply, facts, now);
-                    Holding used = fresh;
-                    keep_holding(state, state_ok, fresh, notes, [&](NodeState& s) {
-                        used = record(s, fresh);
-                        mark_reported(s, req.unreported);
-                    });
-                    Outcome o = outcome_for(used, facts);
-                    o.report_started = used.decision == fresh.decision && fresh.decision > 0;
-                    if (o.report_started && o.gpus.empty()) o.gpus = used.gpus;
-                    log_once(services, who(facts), notes);
-                    return o;
-                }
-                failure = "colocd's reply is unusable: " + bad;
-            } catch (const proto::ProtoError& e) {
-                failure = std::string("colocd's reply is unusable: ") + e.what();
+        if (x.msg.reply) {
+            const proto::PlaceReply& reply = *x.msg.reply;
+            std::string bad = check_reply(reply, facts, config, x.msg.slots);
+            if (bad.empty()) {
+                Holding fresh = holding_from_reply(reply, facts, now);
+                Holding used = fresh;
+                keep_holding(state, state_ok, fresh, notes, [&](NodeState& s) {
+                    used = record(s, fresh);
+                    mark_reported(s, req.unreported);
+                });
+                Outcome o = outcome_for(used, facts);
+                o.report_started = used.decision == fresh.decision && fresh.decision > 0;
+                if (o.report_started && o.gpus.empty()) o.gpus = used.gpus;
+                log_once(services, who(facts), notes);
+                return o;
             }
+            failure = "colocd's reply is unusable: " + bad;
         } else {
             failure = failure_text(x, config, bindish);
         }
@@ -283,16 +282,16 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
         if (slurm_named) {
             notes.insert(notes.begin(), failure + "; keeping Slurm's GPUs " + proto::gpu_list(facts.slurm_gpus));
             Holding keep{facts.job_id,
-                         config.mode == "observe" ? holding_mode::kObserve : holding_mode::kNarrow,
+                         config.mode == proto::GpuMode::Observe ? holding_mode::kObserve : holding_mode::kNarrow,
                          facts.slurm_gpus, 0, true, false, now};
             keep_holding(state, state_ok, keep, notes, [&](NodeState& s) { record(s, keep); });
-        } else if (config.mode == "observe" || !bindish) {
+        } else if (config.mode == proto::GpuMode::Observe || !bindish) {
             notes.insert(notes.begin(), failure);
         } else if (!config.bind_fallback_possible()) {
             notes.insert(notes.begin(), failure + "; no GPU chosen (plugstack arguments gpus= and slots_per_gpu= "
                                                   "are needed for a local choice)");
         } else {
-            const int want = std::min(x.slots > 0 ? x.slots : 1, config.gpus);
+            const int want = std::min(x.msg.slots > 0 ? x.msg.slots : 1, config.gpus);
             Holding local{facts.job_id, holding_mode::kBind, {}, 0, false, false, now};
             Holding used = local;
             std::string how;
@@ -336,7 +335,10 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
                     }
                 }
             }
-            std::string slots_note = x.slots < 0 ? " (slot count unknown" + (x.slots_why.empty() ? std::string() : ": " + x.slots_why) + "; assuming 1)" : "";
+            const std::string& why = x.msg.slots_why;
+            std::string slots_note;
+            if (x.msg.slots < 0)
+                slots_note = " (slot count unknown" + (why.empty() ? std::string() : ": " + why) + "; assuming 1)";
             notes.insert(notes.begin(), failure + "; GPUs " + proto::gpu_list(used.gpus) + " chosen locally" + how + slots_note);
             o = outcome_for(used, facts);
         }

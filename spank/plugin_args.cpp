@@ -54,7 +54,8 @@ ParsedArgs parse_plugin_args(const std::vector<std::string>& args) {
         } else if (key == "timeout_ms") {
             parse_int(value, 1, kMaxTimeoutMs, c.timeout_ms, why);
         } else if (key == "mode") {
-            if (value == "auto" || value == "bind" || value == "narrow" || value == "observe") c.mode = value;
+            if (value == proto::kAutoMode) c.mode.reset();
+            else if (const auto mode = proto::parse_mode(value)) c.mode = mode;
             else why = "expected auto, bind, narrow or observe";
         } else if (key == "gpus") {
             parse_int(value, 0, kMaxGpus, c.gpus, why);

@@ -4,15 +4,18 @@
 // A bad argument must never fail a job: it is reported and its default kept.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "proto/mode.hpp"
 
 namespace coloc::spank {
 
 struct PluginConfig {
     std::string endpoint = "ipc:///run/coloc/colocd.sock";
     int timeout_ms = 250;         // one hard deadline for the whole place exchange
-    std::string mode = "auto";    // auto | bind | narrow | observe
+    std::optional<proto::GpuMode> mode;  // nullopt: auto, colocd decides
     int gpus = 0;                 // this node's GPUs; 0 = no bind fallback possible
     int slots_per_gpu = 0;        // jobs that may share one GPU; 0 = no bind fallback possible
     std::string state_dir = "/run/coloc-node";  // root's; colocd's /run/coloc may belong to its user

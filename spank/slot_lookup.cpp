@@ -1,11 +1,14 @@
 #include "spank/slot_lookup.hpp"
 
+#include <algorithm>
+
 extern "C" {
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 }
 
-#include "spank/gres_count.hpp"
+#include "slurm/gres_detail.hpp"
+#include "slurm/hostlist.hpp"
 
 namespace coloc::spank {
 
@@ -14,11 +17,10 @@ namespace {
 // The node's position in the job's node list: gres_detail_str is indexed by it.
 int node_index(const char* nodes, const std::string& node) {
     if (!nodes || node.empty()) return -1;
-    hostlist_t hl = slurm_hostlist_create(nodes);
-    if (!hl) return -1;
-    int idx = slurm_hostlist_find(hl, node.c_str());
-    slurm_hostlist_destroy(hl);
-    return idx;
+    const auto names = slurm::expand_hostlist(nodes);
+    if (!names) return -1;
+    const auto it = std::find(names->begin(), names->end(), node);
+    return it == names->end() ? -1 : static_cast<int>(it - names->begin());
 }
 
 }  // namespace
@@ -30,20 +32,27 @@ int slurm_job_gres_count(std::uint32_t job_id, const std::string& node, const st
         return -1;
     }
     int count = -1;
+    std::string malformed;
     for (uint32_t i = 0; i < msg->record_count && count < 0; ++i) {
         const slurm_job_info_t& job = msg->job_array[i];
         if (job.job_id != job_id) continue;
         int idx = node_index(job.nodes, node);
-        if (idx >= 0 && static_cast<uint32_t>(idx) < job.gres_detail_cnt && job.gres_detail_str &&
-            job.gres_detail_str[idx])
-            count = gres_count_in_detail(job.gres_detail_str[idx], gres);
-        else if (job.tres_per_node)
-            count = gres_count_in_tres(job.tres_per_node, gres);
-        else
-            count = 0;  // the job asked for no GRES at all
+        try {
+            if (idx >= 0 && static_cast<uint32_t>(idx) < job.gres_detail_cnt && job.gres_detail_str &&
+                job.gres_detail_str[idx])
+                count = slurm::gres_count(job.gres_detail_str[idx], gres);
+            else if (job.tres_per_node)
+                count = slurm::tres_per_node_count(job.tres_per_node, gres);
+            else
+                count = 0;  // the job asked for no GRES at all
+        } catch (const slurm::GresDetailError& e) {
+            malformed = e.what();
+        }
     }
     slurm_free_job_info_msg(msg);
-    if (count < 0) why = "job " + std::to_string(job_id) + ": no readable " + gres + " count in Slurm's job record";
+    if (count < 0)
+        why = "job " + std::to_string(job_id) + ": no readable " + gres + " count in Slurm's job record" +
+              (malformed.empty() ? "" : " (" + malformed + ")");
     return count;
 }
 

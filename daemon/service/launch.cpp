@@ -26,9 +26,7 @@ double thread_cpu_seconds() {
 }
 
 GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
-    if (r.mode == "bind") return GpuMode::Bind;
-    if (r.mode == "narrow") return GpuMode::Narrow;
-    if (r.mode == "observe") return GpuMode::Observe;
+    if (r.mode) return *r.mode;
     if (auto it = cfg.node_modes.find(r.node); it != cfg.node_modes.end()) return it->second;
     if (auto it = cfg.partition_modes.find(r.partition); it != cfg.partition_modes.end()) return it->second;
     if (!r.slurm_gpus.empty()) return GpuMode::Narrow;
@@ -67,7 +65,8 @@ std::optional<json> Service::earlier_decision(const Placing& p) {
     for (const PlacementRow& row : store_.placements_of(p.r.job_id))
         if (row.node == p.r.node) {
             ++counters_.reused;
-            proto::PlaceReply reply{row.decision, row.mode, row.gpus, row.predicted_slowdown, true, ""};
+            proto::PlaceReply reply{row.decision, proto::parse_mode(row.mode).value_or(GpuMode::Narrow), row.gpus,
+                                    row.predicted_slowdown, true, ""};
             return reply.to_json();
         }
     return std::nullopt;
@@ -163,7 +162,7 @@ json Service::record_on_node(const Placing& p, const NodeChoice& choice) {
     log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" +
              row.mode + ", decision " + std::to_string(row.decision) + ", predicted slowdown " +
              std::to_string(row.predicted_slowdown) + ")");
-    proto::PlaceReply reply{row.decision, row.mode, gpus, row.predicted_slowdown, false, ""};
+    proto::PlaceReply reply{row.decision, p.mode, gpus, row.predicted_slowdown, false, ""};
     return reply.to_json();
 }
 

@@ -61,7 +61,7 @@ public:
             place.job_uid = 1000;
             place.node = node;
             place.partition = "bind";
-            place.mode = "bind";
+            place.mode = coloc::proto::GpuMode::Bind;
             place.slots = 1;
             place.job_nodes = {node};
             json reply;

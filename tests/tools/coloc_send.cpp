@@ -58,10 +58,8 @@ int main(int argc, char** argv) {
     const char* socket_env = std::getenv("COLOC_MUNGE_SOCKET");
     const std::string munge_socket = socket_env ? socket_env : "";
     try {
-        auto body = coloc::proto::json::parse(argv[i + 1]);
-        body["v"] = coloc::proto::kVersion;
-        body["cred"] = coloc::proto::make_credential(body.dump(), munge_socket, ttl_s);
-        const std::string bytes = body.dump();
+        const auto body = coloc::proto::json::parse(argv[i + 1]);
+        const std::string bytes = coloc::proto::seal_request(body, munge_socket, ttl_s);
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
         for (int n = 0; n < (replay ? 2 : 1); ++n) {
             std::string reply = send_once(endpoint, bytes);

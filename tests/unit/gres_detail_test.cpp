@@ -55,3 +55,34 @@ TEST_CASE("gres detail: each malformed string is refused with its reason") {
                              GresDetailError);
     }
 }
+
+TEST_CASE("gres detail: the count of one named GRES, as the plugin reads its bind slots") {
+    CHECK(gres_count("gpuslot(CNT:3)", "gpuslot") == 3);
+    CHECK(gres_count("gpuslot:2", "gpuslot") == 2);
+    CHECK(gres_count("gpu:2(IDX:0-1),gpuslot(CNT:1)", "gpuslot") == 1);
+    CHECK(gres_count("gpu:2(IDX:0-1),gpuslot(CNT:1)", "gpu") == 2);
+    CHECK(gres_count("gpu(IDX:0,2-3),gpuslot(CNT:2)", "gpu") == 3);
+    CHECK(gres_count("gpu(IDX:0,2-3),gpuslot(CNT:2)", "gpuslot") == 2);
+    CHECK(gres_count("gpuslots(CNT:4)", "gpuslot") == 0);
+    CHECK(gres_count("nic:1(whatever),slot(CNT:4)", "slot") == 4);  // any name, other GRES passed over
+    CHECK(gres_count("", "gpuslot") == 0);
+    CHECK_THROWS_WITH_AS(gres_count("gpuslot(CNT:x)", "gpuslot"),
+                         "gres detail 'gpuslot(CNT:x)': '(CNT:x)' in 'gpuslot(CNT:x)' is neither IDX:... nor CNT:n",
+                         GresDetailError);
+    CHECK_THROWS_WITH_AS(gres_count("gpuslot:fast", "gpuslot"),
+                         "gres detail 'gpuslot:fast': 'gpuslot:fast' gives no count", GresDetailError);
+    CHECK_THROWS_AS(gres_count("gpuslot(CNT:1", "gpuslot"), GresDetailError);
+}
+
+TEST_CASE("gres detail: the count of one named GRES from tres_per_node") {
+    CHECK(tres_per_node_count("gres:gpuslot:3", "gpuslot") == 3);
+    CHECK(tres_per_node_count("gres/gpuslot:2", "gpuslot") == 2);
+    CHECK(tres_per_node_count("gres:gpu:1,gres:gpuslot:fast:2", "gpuslot") == 2);
+    CHECK(tres_per_node_count("gres:gpuslot", "gpuslot") == 1);
+    CHECK(tres_per_node_count("gres:gpuslot:fast", "gpuslot") == 1);
+    CHECK(tres_per_node_count("gres:gpu:4", "gpuslot") == 0);
+    CHECK(tres_per_node_count("cpu=4", "gpuslot") == 0);
+    CHECK(tres_per_node_count("", "gpuslot") == 0);
+    CHECK_THROWS_WITH_AS(tres_per_node_count("gres:gpuslot:a:b", "gpuslot"),
+                         "tres_per_node entry 'gpuslot:a:b' gives no count", GresDetailError);
+}

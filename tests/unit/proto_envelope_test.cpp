@@ -63,6 +63,46 @@ TEST_CASE("credential rejections: invalid, replayed, mismatched, expired") {
     CHECK(code_of([&] { verify_credential(cred, body.dump(), munge_socket(), 0); }) == code::kAuthExpired);
 }
 
+TEST_CASE("a credential covers the request's bytes as sent, not how JSON would write them again") {
+    // Spaces, key order and number forms nlohmann::json would write differently.
+    const std::string body = R"({ "x" : 1.50, "op":"status",  "v":1 })";
+    REQUIRE(json::parse(body).dump() != body);
+    const std::string wire = with_credential(body, make_credential(body, munge_socket()));
+    CHECK(wire.starts_with(R"({ "x" : 1.50, "op":"status",  "v":1 ,"cred":"MUNGE:)"));
+    Request req = open_request(wire);
+    CHECK(req.canonical == body);
+    CHECK(req.body == json::parse(body));
+    CHECK(verify_credential(req.cred, req.canonical, munge_socket(), 300).uid == getuid());
+
+    // One byte of the body changed, even to JSON that means the same, and a fresh credential (munged
+    // refuses a used one before the digest is looked at) is refused.
+    const std::pair<const char*, const char*> edits[] = {{"1.50", "1.51"}, {"status", "statuz"}, {"  ", " \t"}};
+    for (const auto& [from, to] : edits) {
+        std::string forged = with_credential(body, make_credential(body, munge_socket()));
+        forged.replace(forged.find(from), std::string(from).size(), to);
+        CAPTURE(forged);
+        Request f = open_request(forged);
+        CHECK(code_of([&] { verify_credential(f.cred, f.canonical, munge_socket(), 0); }) == code::kAuthMismatch);
+    }
+    // The same for the requests this side seals, whatever the body holds.
+    std::string sealed = seal_request({{"op", "place"}, {"job_name", R"(a,"cred":"x"})"}}, munge_socket());
+    sealed[sealed.find("place") + 1] = 'h';
+    Request f = open_request(sealed);
+    CHECK(f.op == "phace");
+    CHECK(code_of([&] { verify_credential(f.cred, f.canonical, munge_socket(), 0); }) == code::kAuthMismatch);
+    const Request good =
+        open_request(seal_request({{"op", "place"}, {"job_name", R"(a,"cred":"x"})"}}, munge_socket()));
+    CHECK(good.body["job_name"] == R"(a,"cred":"x"})");
+    CHECK_NOTHROW(verify_credential(good.cred, good.canonical, munge_socket(), 0));
+
+    // A request with its credential elsewhere (older senders) is checked against the body as
+    // nlohmann::json writes it.
+    json legacy = {{"op", "status"}, {"v", kVersion}};
+    legacy["cred"] = make_credential(legacy.dump(), munge_socket());
+    Request old = open_request(legacy.dump());
+    CHECK_NOTHROW(verify_credential(old.cred, old.canonical, munge_socket(), 0));
+}
+
 TEST_CASE("malformed envelopes are refused with a code naming the problem") {
     CHECK(code_of([] { open_request("{not json"); }) == code::kBadJson);
     CHECK(code_of([] { open_request("[1,2]"); }) == code::kBadJson);
@@ -91,13 +131,46 @@ TEST_CASE("replies: ok and error round trip, garbage is refused") {
     CHECK(open_reply(listing)["jobs"].size() == 4000);
 }
 
+TEST_CASE("modes: each name and back; auto is no mode, on the wire too") {
+    for (GpuMode m : {GpuMode::Bind, GpuMode::Narrow, GpuMode::Observe}) {
+        CAPTURE(mode_name(m));
+        CHECK(parse_mode(mode_name(m)) == m);
+        PlaceReply reply;
+        reply.mode = m;
+        CHECK(PlaceReply::from_json(reply.to_json()).mode == m);
+        PlaceRequest req;
+        req.job_id = 1;
+        req.node = "n1";
+        req.mode = m;
+        CHECK(PlaceRequest::from_json(req.to_json()).mode == m);
+    }
+    CHECK(std::string(mode_name(GpuMode::Bind)) == "bind");
+    CHECK(std::string(mode_name(GpuMode::Narrow)) == "narrow");
+    CHECK(std::string(mode_name(GpuMode::Observe)) == "observe");
+    CHECK(std::string(mode_name(std::optional<GpuMode>())) == "auto");
+    CHECK_FALSE(parse_mode("auto").has_value());
+    CHECK_FALSE(parse_mode("Bind").has_value());
+    CHECK_FALSE(parse_mode("").has_value());
+    PlaceRequest automatic;
+    automatic.job_id = 1;
+    automatic.node = "n1";
+    CHECK(automatic.to_json()["mode"] == "auto");
+    CHECK_FALSE(PlaceRequest::from_json(automatic.to_json()).mode.has_value());
+    json no_mode = automatic.to_json();
+    no_mode.erase("mode");
+    CHECK_FALSE(PlaceRequest::from_json(no_mode).mode.has_value());
+    json auto_reply = PlaceReply{}.to_json();
+    auto_reply["mode"] = "auto";  // colocd always decides: a reply names a mode
+    CHECK_THROWS_AS(PlaceReply::from_json(auto_reply), ProtoError);
+}
+
 TEST_CASE("place request: round trip and every field validated") {
     PlaceRequest r;
     r.job_id = 42;
     r.job_uid = 1000;
     r.node = "n1";
     r.partition = "bind";
-    r.mode = "bind";
+    r.mode = GpuMode::Bind;
     r.slots = 2;
     r.slurm_gpus = {0, 3};
     r.job_nodes = {"n1", "n2"};
@@ -108,6 +181,7 @@ TEST_CASE("place request: round trip and every field validated") {
     CHECK(back.slots == 2);
     CHECK(back.slurm_gpus == std::vector<int>{0, 3});
     CHECK(back.job_nodes == std::vector<std::string>{"n1", "n2"});
+    CHECK(back.mode == GpuMode::Bind);
     REQUIRE(back.unreported.size() == 1);
     CHECK(back.unreported[0].gpus == std::vector<int>{1});
 
@@ -156,7 +230,7 @@ TEST_CASE("started, ended and reply messages round trip") {
     json be = e.to_json();
     be["elapsed_s"] = -1;
     CHECK(code_of([&] { EndedReport::from_json(be); }) == code::kBadField);
-    PlaceReply p{9, "bind", {2, 3}, 1.25, true, "queued"};
+    PlaceReply p{9, GpuMode::Bind, {2, 3}, 1.25, true, "queued"};
     PlaceReply p2 = PlaceReply::from_json(p.to_json());
     CHECK(p2.decision == 9);
     CHECK(p2.gpus == std::vector<int>{2, 3});

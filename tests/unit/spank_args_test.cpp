@@ -10,7 +10,7 @@ TEST_CASE("spank: no plugstack arguments give the documented defaults") {
     CHECK(p.errors.empty());
     CHECK(p.config.endpoint == "ipc:///run/coloc/colocd.sock");
     CHECK(p.config.timeout_ms == 250);
-    CHECK(p.config.mode == "auto");
+    CHECK_FALSE(p.config.mode.has_value());
     CHECK(p.config.gpus == 0);
     CHECK(p.config.slots_per_gpu == 0);
     CHECK(p.config.state_dir == "/run/coloc-node");
@@ -25,7 +25,7 @@ TEST_CASE("spank: every plugstack argument is read") {
     CHECK(p.errors.empty());
     CHECK(p.config.endpoint == "tcp://10.0.0.1:7777");
     CHECK(p.config.timeout_ms == 100);
-    CHECK(p.config.mode == "bind");
+    CHECK(p.config.mode == coloc::proto::GpuMode::Bind);
     CHECK(p.config.gpus == 8);
     CHECK(p.config.slots_per_gpu == 2);
     CHECK(p.config.state_dir == "/var/run/x");
@@ -40,7 +40,7 @@ TEST_CASE("spank: bad plugstack arguments are reported together and keep their d
                                       "timeout_ms=12x", "gpus="});
     CHECK(p.errors.size() == 11);
     CHECK(p.config.timeout_ms == 250);
-    CHECK(p.config.mode == "auto");
+    CHECK_FALSE(p.config.mode.has_value());
     CHECK(p.config.gpus == 0);
     CHECK(p.config.endpoint == "ipc:///run/coloc/colocd.sock");
     CHECK(p.config.state_dir == "/run/coloc-node");

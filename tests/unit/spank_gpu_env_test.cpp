@@ -1,30 +1,8 @@
 #include <doctest/doctest.h>
 
 #include "spank/gpu_env.hpp"
-#include "spank/gres_count.hpp"
 
 using namespace coloc::spank;
-
-TEST_CASE("spank: the gpuslot count from a node's GRES detail") {
-    CHECK(gres_count_in_detail("gpuslot(CNT:3)", "gpuslot") == 3);
-    CHECK(gres_count_in_detail("gpu:2(IDX:0-1),gpuslot(CNT:1)", "gpuslot") == 1);
-    CHECK(gres_count_in_detail("gpu:2(IDX:0-1),gpuslot(CNT:1)", "gpu") == 2);
-    CHECK(gres_count_in_detail("gpu(IDX:0,2-3),gpuslot(CNT:2)", "gpu") == 3);
-    CHECK(gres_count_in_detail("gpu(IDX:0,2-3),gpuslot(CNT:2)", "gpuslot") == 2);
-    CHECK(gres_count_in_detail("gpuslots(CNT:4)", "gpuslot") == 0);
-    CHECK(gres_count_in_detail("", "gpuslot") == 0);
-    CHECK(gres_count_in_detail("gpuslot(CNT:x)", "gpuslot") == -1);
-}
-
-TEST_CASE("spank: the gpuslot count from TresPerNode") {
-    CHECK(gres_count_in_tres("gres:gpuslot:3", "gpuslot") == 3);
-    CHECK(gres_count_in_tres("gres/gpuslot:2", "gpuslot") == 2);
-    CHECK(gres_count_in_tres("gres:gpu:1,gres:gpuslot:fast:2", "gpuslot") == 2);
-    CHECK(gres_count_in_tres("gres:gpuslot", "gpuslot") == 1);
-    CHECK(gres_count_in_tres("gres:gpu:4", "gpuslot") == 0);
-    CHECK(gres_count_in_tres("cpu=4", "gpuslot") == 0);
-    CHECK(gres_count_in_tres("gres:gpuslot:a:b", "gpuslot") == -1);
-}
 
 TEST_CASE("spank: GPU lists from the environment") {
     CHECK(parse_index_list("0,2-3") == std::vector<int>{0, 2, 3});

@@ -247,6 +247,20 @@ TEST_CASE("spank: a garbage reply or a refusal falls back with one line") {
     CHECK(w.logs[2].find("refused the request: no_capacity") != std::string::npos);
 }
 
+TEST_CASE("spank: each way the call fails has its own line") {
+    World w;
+    w.colocd = [](const json&) -> json { throw ProtoError(coloc::proto::code::kBadVersion, "version 2"); };
+    w.place(bind_job(5));
+    w.colocd = [](const json&) -> json { throw ProtoError(coloc::proto::code::kInternal, "munge: no munged"); };
+    w.place(bind_job(6));
+    w.colocd = [](const json&) -> json { throw std::runtime_error("zmq: out of memory"); };
+    w.place(bind_job(7));
+    REQUIRE(w.logs.size() == 3);
+    CHECK(w.logs[0].rfind("job 5 on n1: colocd's reply is unusable: version 2; fell back after ", 0) == 0);
+    CHECK(w.logs[1].rfind("job 6 on n1: munge: no munged; fell back after ", 0) == 0);
+    CHECK(w.logs[2].rfind("job 7 on n1: zmq: out of memory; fell back after ", 0) == 0);
+}
+
 TEST_CASE("spank: a crash while asking colocd is a fallback, not a crash of the step") {
     World w;
     w.colocd = [](const json&) -> json {

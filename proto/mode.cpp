@@ -1,0 +1,31 @@
+#include "proto/mode.hpp"
+
+#include <utility>
+
+namespace coloc::proto {
+
+namespace {
+
+constexpr std::pair<GpuMode, const char*> kNames[] = {
+    {GpuMode::Bind, "bind"},
+    {GpuMode::Narrow, "narrow"},
+    {GpuMode::Observe, "observe"},
+};
+
+}  // namespace
+
+const char* mode_name(GpuMode mode) {
+    for (const auto& [m, name] : kNames)
+        if (m == mode) return name;
+    return "narrow";  // not reached: every mode has a name
+}
+
+const char* mode_name(std::optional<GpuMode> mode) { return mode ? mode_name(*mode) : kAutoMode; }
+
+std::optional<GpuMode> parse_mode(std::string_view name) {
+    for (const auto& [m, n] : kNames)
+        if (name == n) return m;
+    return std::nullopt;
+}
+
+}  // namespace coloc::proto
