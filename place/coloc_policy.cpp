@@ -4,10 +4,12 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <span>
 #include <unordered_map>
+
+#include "place/candidate_nodes.hpp"
+#include "place/prediction_cache.hpp"
 
 namespace coloc::place {
 
@@ -44,14 +46,6 @@ std::uint64_t shared_ranks(std::uint64_t common, std::uint64_t mask, int first) 
     return out ? out : 1;
 }
 
-// eligible_gpus() into a buffer that lives on (a decision looks at many nodes).
-void eligible_into(const ClusterState& state, const JobRequest& request, int node, std::vector<int>& out) {
-    out.clear();
-    const int gpus = state.topology().type_of(node).gpus;
-    for (int g = 0; g < gpus; ++g)
-        if (state.free_slots(node, g) > 0 && request.allows(node, g)) out.push_back(g);
-}
-
 // A scored GPU set before its details (effects on each neighbour) are worked out.
 struct Scored {
     int node = -1;
@@ -59,97 +53,6 @@ struct Scored {
     double loss = 0;
 };
 
-// A running job's predicted slowdown beside `neighbours`; with an additive model also their
-// delays added up (`sum`), to which the engine adds a new job's delay instead of predicting again.
-double current_slowdown(const model::InterferenceModel& model, const RunningJob& job,
-                        std::span<const model::Neighbour> neighbours, model::DelaySum& sum) {
-    if (!model.additive()) return model.slowdown(*job.profile, neighbours);
-    sum.clear();
-    for (const model::Neighbour& n : neighbours) sum.add(n.where, n.gpus, model.delay(*job.profile, n));
-    return sum.slowdown();
-}
-
-}  // namespace
-
-// What was worked out about running jobs, kept while their neighbours and the model's
-// predictions stay the same.
-struct ColocCache {
-    struct Entry {
-        std::uint64_t stamp = 0;  // ClusterState::changes() when worked out; 0 = never
-        double before = 1;
-        std::vector<model::Neighbour> base;
-        model::DelaySum sum;      // with an additive model
-    };
-    // Entries live in a pool sized by the running jobs (a deque: growing it leaves them where
-    // they are, and decisions hold on to them). Small ids (the replay numbers its jobs 0..n-1)
-    // find theirs through `dense`, others through `sparse`.
-    static constexpr JobId kDense = JobId{1} << 22;
-    std::uint64_t instance = 0;       // the ClusterState it is about
-    std::uint64_t model_version = 0;  // the model's version() it was worked out with
-    std::deque<Entry> pool;
-    std::vector<std::uint32_t> unused;  // pool positions free for reuse
-    std::vector<std::uint32_t> dense;   // id -> pool position + 1; 0 = none
-    std::unordered_map<JobId, std::uint32_t> sparse;
-    std::vector<JobId> live;            // ids with an entry, to free those of ended jobs
-
-    Entry& slot(JobId id) {
-        std::uint32_t* at = nullptr;
-        if (id < kDense) {
-            if (id >= dense.size()) dense.resize(id + 1 + dense.size() / 2, 0);
-            at = &dense[id];
-        } else {
-            at = &sparse[id];
-        }
-        if (*at == 0) {
-            if (unused.empty()) {
-                pool.emplace_back();
-                *at = static_cast<std::uint32_t>(pool.size());
-            } else {
-                *at = unused.back() + 1;
-                unused.pop_back();
-            }
-            live.push_back(id);
-        }
-        return pool[*at - 1];
-    }
-
-    void forget_ended(const ClusterState& state) {
-        std::erase_if(live, [&](JobId id) {
-            if (state.find(id)) return false;
-            std::uint32_t& at = id < kDense ? dense[id] : sparse[id];
-            pool[at - 1].stamp = 0;
-            unused.push_back(at - 1);
-            if (id < kDense) at = 0;
-            else sparse.erase(id);
-            return true;
-        });
-    }
-
-    // The entry of `job`, brought up to date.
-    const Entry& get(const ClusterState& state, const model::InterferenceModel& model, const RunningJob& job) {
-        if (instance != state.instance() || model_version != model.version()) {
-            pool.clear();
-            unused.clear();
-            dense.clear();
-            sparse.clear();
-            live.clear();
-            instance = state.instance();
-            model_version = model.version();
-        }
-        if (live.size() > 2 * state.job_count() + 1024) forget_ended(state);
-        Entry& e = slot(job.id);
-        if (e.stamp == 0 || e.stamp < state.last_change(job)) {
-            e.base.clear();
-            state.neighbours_of(job, e.base);
-            e.before = current_slowdown(model, job, e.base, e.sum);
-            e.stamp = state.changes();  // >= every stamp so far; never 0 while a job runs
-        }
-        return e;
-    }
-};
-
-
-namespace {
 
 // What a multi-node job reached only over a shared link would lose if the new (multi-node) job
 // joined its link: the same for every candidate node on that link, so worked out once per job
@@ -157,7 +60,7 @@ namespace {
 class LinkHarm {
 public:
     LinkHarm(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
-             ColocCache* kept)
+             PredictionCache* kept)
         : state_(state), model_(model), request_(request), kept_(kept) {}
 
     const NeighbourEffect& effect(JobId id) {
@@ -167,7 +70,7 @@ public:
         scratch_.clear();
         NeighbourEffect e{id, 1.0, 1.0};
         if (kept_) {
-            const ColocCache::Entry& k = kept_->get(state_, model_, job);
+            const PredictionCache::Entry& k = kept_->get(state_, model_, job);
             scratch_.assign(k.base.begin(), k.base.end());
             e.before = k.before;
         } else {
@@ -183,17 +86,17 @@ private:
     const ClusterState& state_;
     const model::InterferenceModel& model_;
     const JobRequest& request_;
-    ColocCache* kept_;
+    PredictionCache* kept_;
     std::unordered_map<JobId, NeighbourEffect> cache_;
     std::vector<model::Neighbour> scratch_;
 };
 
 // score_candidate, with each neighbour's current neighbours and slowdown from the cache.
 Candidate score_kept(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
-                     std::vector<Placement> where, ColocCache* kept) {
+                     std::vector<Placement> where, PredictionCache* kept) {
     if (!kept) return score_candidate(state, model, request, std::move(where));
     return score_candidate(state, model, request, std::move(where), [&](const RunningJob& job) {
-        const ColocCache::Entry& e = kept->get(state, model, job);
+        const PredictionCache::Entry& e = kept->get(state, model, job);
         return CurrentLoad{e.base, e.before};
     });
 }
@@ -209,7 +112,7 @@ Candidate score_kept(const ClusterState& state, const model::InterferenceModel& 
 class NodeScorer {
 public:
     NodeScorer(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request, int node,
-               LinkHarm* link, ColocCache* cache)
+               LinkHarm* link, PredictionCache* cache)
         : state_(state), model_(model), request_(request), node_(node), multi_(link != nullptr),
           additive_(model.additive()), small_(state.topology().type_of(node).gpus <= 64), by_set_(request.gpus_per_node > 1),
           need_set_(by_set_) {
@@ -230,7 +133,7 @@ public:
             r.here = j;
             r.linked = multi_ && job->multi_node();
             if (cache) {
-                const ColocCache::Entry& e = cache->get(state, model, *job);
+                const PredictionCache::Entry& e = cache->get(state, model, *job);
                 r.base = &e.base;
                 r.before = e.before;
                 r.sum = &e.sum;
@@ -751,65 +654,6 @@ std::vector<int> greedy_set(int want, const std::vector<int>& eligible, Loss los
     return set;
 }
 
-std::uint64_t mix(std::uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
-}
-
-// The nodes worth scoring for `request` (see the header).
-std::vector<int> nodes_to_score(const ClusterState& state, const JobRequest& request, const ColocOptions& options) {
-    if (!request.allowed_nodes.empty()) return candidate_nodes(state, request);
-    std::vector<int> out;
-    const int k = request.gpus_per_node;
-    const auto& types = state.topology().types();
-    int empties = 0;
-    for (std::size_t t = 0; t < types.size(); ++t) {
-        if (types[t].gpus < k) continue;
-        const NodeSet& set = state.empty_nodes(static_cast<int>(t));
-        empties += set.size();
-        if (request.nodes == 1) {
-            if (int n = set.next(-1); n >= 0) out.push_back(n);
-            continue;
-        }
-        // A multi-node job sees the traffic on each node's link: keep enough empty nodes per link.
-        std::vector<int> per_link(state.topology().link_names().size() + 1, 0);
-        for (int n = set.next(-1); n >= 0; n = set.next(n)) {
-            int link = state.topology().nodes()[static_cast<std::size_t>(n)].link + 1;
-            if (per_link[static_cast<std::size_t>(link)]++ < request.nodes) out.push_back(n);
-        }
-    }
-    // A single-node job alone on a node loses nothing, and a neighbour never makes anyone
-    // faster: when a node without jobs can take it, no occupied node can do better.
-    if (request.nodes == 1 && !out.empty()) return out;
-    const int occupied = state.nodes_with_at_least(Capacity::Open, k) - empties;
-    if (occupied <= 0) return out;
-    if (options.max_nodes_scored <= 0 || occupied <= std::max(options.max_nodes_scored, 2 * request.nodes)) {
-        for (int n = state.next_node_with_at_least(Capacity::Open, k); n >= 0;
-             n = state.next_node_with_at_least(Capacity::Open, k, n))
-            if (!state.jobs_on_node(n).empty()) out.push_back(n);
-        return out;
-    }
-    const int count = static_cast<int>(state.topology().nodes().size());
-    const int start = static_cast<int>(mix(request.id) % static_cast<std::uint64_t>(count));
-    // A multi-node job needs that many nodes to choose from, and some spare.
-    const int limit = std::max(options.max_nodes_scored, 2 * request.nodes);
-    int taken = 0;
-    for (int v = state.max_gpus_per_node(); v >= k && taken < limit; --v) {
-        const NodeSet& set = state.nodes_with(Capacity::Open, v);
-        auto visit = [&](int n) {
-            if (state.jobs_on_node(n).empty()) return false;
-            out.push_back(n);
-            return ++taken >= limit;
-        };
-        bool done = false;
-        for (int n = set.next(start - 1); n >= 0 && !done; n = set.next(n)) done = visit(n);
-        for (int n = set.next(-1); n >= 0 && n < start && !done; n = set.next(n)) done = visit(n);
-    }
-    return out;
-}
-
 }  // namespace
 
 bool better(const Candidate& a, const Candidate& b) {
@@ -841,7 +685,7 @@ std::vector<std::vector<int>> gpu_subsets(const std::vector<int>& gpus, int k, s
 }
 
 ColocPolicy::ColocPolicy(const model::InterferenceModel& model, ColocOptions options)
-    : model_(&model), options_(options), cache_(options.reuse_predictions ? std::make_shared<ColocCache>() : nullptr) {}
+    : model_(&model), options_(options), cache_(options.reuse_predictions ? std::make_shared<PredictionCache>() : nullptr) {}
 
 Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request, int keep) const {
     Decision d;
@@ -885,7 +729,7 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
         if (a.node != b.node) return preferred(a.node, b.node);
         return a.gpus < b.gpus;
     };
-    std::vector<int> nodes = nodes_to_score(state, request, options_);
+    std::vector<int> nodes = nodes_to_score(state, request, options_.max_nodes_scored);
     // The likeliest winners first, so that the bound prunes early.
     std::sort(nodes.begin(), nodes.end(), preferred);
     thread_local std::vector<int> eligible_buffer;

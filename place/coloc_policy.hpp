@@ -32,7 +32,7 @@ struct ColocOptions {
     bool reuse_predictions = false;
 };
 
-struct ColocCache;
+class PredictionCache;
 
 class ColocPolicy final : public Policy {
 public:
@@ -44,7 +44,7 @@ public:
 private:
     const model::InterferenceModel* model_;
     ColocOptions options_;
-    std::shared_ptr<ColocCache> cache_;  // with reuse_predictions
+    std::shared_ptr<PredictionCache> cache_;  // with reuse_predictions
 };
 
 // Better candidate first: lower loss, then lower node index, then lower GPU indices, so that
