@@ -186,7 +186,8 @@ private:
                                    [&](double loss, auto&& gpus) { consider(scorer, loss, gpus); }))
             return;
         scorer.set_bound(kNone);
-        const std::vector<int> set = greedy_set(k, eligible_, [&](const std::vector<int>& s) { return scorer.loss(s); });
+        const std::vector<int> set =
+            greedy_set(k, eligible_, [&](const std::vector<int>& s) { return scorer.loss(s); });
         consider(scorer, scorer.loss(set), [&]() -> const std::vector<int>& { return set; });
     }
 

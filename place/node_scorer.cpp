@@ -1,5 +1,7 @@
 #include "place/node_scorer.hpp"
 
+#include <span>
+
 namespace coloc::place {
 
 namespace {
@@ -112,7 +114,6 @@ NodeScorer::NodeScorer(const ClusterState& state, const model::InterferenceModel
     if (pairwise) sum_pairwise(here);
 }
 
-// The full candidate for a GPU set: the numbers score_candidate gives.
 Candidate NodeScorer::candidate(const std::vector<int>& gpus) {
     bound_ = std::numeric_limits<double>::infinity();
     const Memo m = entry(gpus);
@@ -141,9 +142,6 @@ const NodeScorer::Memo& NodeScorer::entry(const std::vector<int>& gpus) {
     return score_levels(s_.levels.data(), static_cast<int>(gpus.size()), &gpus);
 }
 
-// With an additive model and no cache: the delays of each resident that runs on this node
-// only, from the other jobs here, which are all its neighbours (what neighbours_of lists for
-// it, without listing it); each pair's sharing is worked out once.
 void NodeScorer::sum_pairwise(const std::vector<const RunningJob*>& here) {
     const std::size_t n = here.size();
     s_.pair_levels.assign(n * n, ScorerScratch::kUnknown);
@@ -163,9 +161,6 @@ void NodeScorer::sum_pairwise(const std::vector<const RunningJob*>& here) {
     }
 }
 
-// The throughput resident i would lose (GPU-weighted) with the new job on `gpus`, sharing
-// `level` with it: the same for every set unless it depends on which of the resident's GPUs
-// the new job joins.
 double NodeScorer::harm(std::size_t i, std::uint8_t level, const std::vector<int>* gpus) {
     Resident& r = s_.residents[i];
     const bool by_gpu = level == static_cast<std::uint8_t>(model::Sharing::Gpu) && r.at->gpus.size() > 1 && gpus;
@@ -175,7 +170,6 @@ double NodeScorer::harm(std::size_t i, std::uint8_t level, const std::vector<int
     return h;
 }
 
-// Resident i's slowdown with the new job on `gpus`, sharing `level` with it.
 double NodeScorer::after(std::size_t i, std::uint8_t level, const std::vector<int>* gpus) {
     Resident& r = s_.residents[i];
     if (additive_) {
@@ -205,13 +199,6 @@ double NodeScorer::after(std::size_t i, std::uint8_t level, const std::vector<in
     return *slot;
 }
 
-// Scores the GPU set `set` whose levels (the signature) are `lv`, once per signature while
-// it fits a 64-bit key. A job moves at its slowest GPU's pace, so for a new job on several
-// GPUs the levels do not tell what it costs (two residents that share one of its GPUs each
-// cost less than two stacked on one): its signature is then the set itself. One GPU with
-// the same levels as another holds the same jobs, and costs the same. Stops as soon as the
-// loss reaches bound_: a neighbour never makes a job faster, so the rest could only add to
-// it (the result is then a lower bound, marked incomplete).
 const NodeScorer::Memo& NodeScorer::score_levels(const std::uint8_t* lv, int gpus, const std::vector<int>* set) {
     std::uint64_t key = 0;
     const bool packed = by_set_ ? set && std::all_of(set->begin(), set->end(), [](int g) { return g < 64; })
@@ -291,9 +278,6 @@ const NodeScorer::Memo& NodeScorer::keep_memo(const Memo& m, Memo* known, bool p
     return s_.memo.back();
 }
 
-// A lower bound of the new job's slowdown for s_.levels (a neighbour never makes a job faster,
-// so the slowdown beside all of them is at least that beside any one): the residents it
-// would share a GPU or an island with, one at a time, while the bound can still cut.
 double NodeScorer::own_lower_bound(const std::uint8_t* lv) {
     if (!std::isfinite(bound_)) return 1.0;
     double lb = 1.0;
@@ -302,7 +286,6 @@ double NodeScorer::own_lower_bound(const std::uint8_t* lv) {
     return lb;
 }
 
-// The new job's slowdown beside resident i alone, sharing `level` with it.
 double NodeScorer::alone(std::size_t i, std::uint8_t level) {
     Resident& r = s_.residents[i];
     double& a = r.alone[level];
@@ -313,8 +296,6 @@ double NodeScorer::alone(std::size_t i, std::uint8_t level) {
     return a;
 }
 
-// With an additive model: the delay resident i would add to the new job, and the new job to
-// it, sharing `level` with each other.
 double NodeScorer::to_new(std::size_t i, std::uint8_t level) {
     Resident& r = s_.residents[i];
     double& d = r.to_new[level];
@@ -329,7 +310,6 @@ double NodeScorer::from_new(std::size_t i, std::uint8_t level) {
     return d;
 }
 
-// Signature -> s_.memo position, open addressing; a slot is live only in this generation.
 NodeScorer::Memo* NodeScorer::find_memo(std::uint64_t key) {
     for (std::size_t i = hash(key);; i = (i + 1) & (ScorerScratch::kSlots - 1)) {
         const ScorerScratch::Slot& s = s_.slots[i];
@@ -384,7 +364,6 @@ void NodeScorer::build_classes(const std::vector<int>& eligible) {
         s_.suffix[c] = s_.suffix[c + 1] + static_cast<int>(s_.classes[c].gpus.size());
 }
 
-// Counts the sets of classes (at most k of them, with at least k GPUs) up to `limit`.
 bool NodeScorer::count_choices(std::size_t c, int taken, int covered, int k, std::size_t limit, std::size_t& n) const {
     if (c == classes_used_) {
         if (taken > 0 && covered >= k) return ++n <= limit;

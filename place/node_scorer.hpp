@@ -171,9 +171,9 @@ private:
     // it (the result is then a lower bound, marked incomplete).
     const Memo& score_levels(const std::uint8_t* lv, int gpus, const std::vector<int>* set);
     const Memo& keep_memo(const Memo& m, Memo* known, bool packed);
-    // A lower bound of the new job's slowdown for s_.levels (a neighbour never makes a job faster,
-    // so the slowdown beside all of them is at least that beside any one): the residents it
-    // would share a GPU or an island with, one at a time, while the bound can still cut.
+    // A lower bound of the new job's slowdown for the levels `lv` (a neighbour never makes a job
+    // faster, so the slowdown beside all of them is at least that beside any one): the residents
+    // it would share a GPU or an island with, one at a time, while the bound can still cut.
     double own_lower_bound(const std::uint8_t* lv);
     // The new job's slowdown beside resident i alone, sharing `level` with it.
     double alone(std::size_t i, std::uint8_t level);
@@ -194,7 +194,8 @@ private:
         // Done when every class has been passed, or when k classes are chosen (no more can be).
         if (c == classes_used_ || taken == k) {
             if (taken == 0 || covered < k) return;
-            const std::uint8_t* row = &s_.level_rows[static_cast<std::size_t>(taken) * std::max<std::size_t>(count_, 1)];
+            const std::size_t width = std::max<std::size_t>(count_, 1);
+            const std::uint8_t* row = &s_.level_rows[static_cast<std::size_t>(taken) * width];
             // The GPUs only when asked for (a candidate that cannot win needs none): the lowest
             // GPU of each chosen class, then the lowest of the rest of them.
             auto gpus = [&]() -> const std::vector<int>& {
@@ -223,7 +224,8 @@ private:
             double lb = s_.lb_rows[static_cast<std::size_t>(taken)];
             for (std::size_t r = 0; r < count_; ++r) {
                 to[r] = std::min(from[r], s_.classes[c].level[r]);
-                if (to[r] < from[r] && to[r] <= static_cast<std::uint8_t>(model::Sharing::Island) && std::isfinite(bound_))
+                const bool tighter = to[r] < from[r] && to[r] <= static_cast<std::uint8_t>(model::Sharing::Island);
+                if (tighter && std::isfinite(bound_))
                     lb = std::max(lb, alone(r, to[r]));
             }
             s_.lb_rows[static_cast<std::size_t>(taken + 1)] = lb;

@@ -53,7 +53,8 @@ struct SlurmFirstFitPolicy final : SimplePolicy {
         : SimplePolicy(simple_rule("slurm"), annotate) {}
 };
 struct PackPolicy final : SimplePolicy {
-    explicit PackPolicy(const model::InterferenceModel* annotate = nullptr) : SimplePolicy(simple_rule("pack"), annotate) {}
+    explicit PackPolicy(const model::InterferenceModel* annotate = nullptr)
+        : SimplePolicy(simple_rule("pack"), annotate) {}
 };
 struct SpreadPolicy final : SimplePolicy {
     explicit SpreadPolicy(const model::InterferenceModel* annotate = nullptr)
