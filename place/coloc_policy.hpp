@@ -27,24 +27,28 @@ struct ColocOptions {
     // already started the job when colocd is asked).
     double max_loss_per_gpu = std::numeric_limits<double>::infinity();
     // Keep each running job's neighbours and predicted slowdown between decisions until they
-    // change (ClusterState's change stamps) or the model's predictions do (its version()). Only
-    // for a policy used from one thread (colocd's serving thread, the replay).
+    // change (ClusterState's change stamps) or the model's predictions do (its version()): a
+    // PredictionCache in the policy. Decisions are the same with it or without.
     bool reuse_predictions = false;
 };
-
-struct ColocCache;
 
 class ColocPolicy final : public Policy {
 public:
     explicit ColocPolicy(const model::InterferenceModel& model, ColocOptions options = {});
+    ~ColocPolicy() override;
     std::string name() const override { return "coloc"; }
+    // Safe from several threads at once: decisions take turns at what they reuse.
     Decision place(const ClusterState& state, const JobRequest& request, int keep = 1) const override;
     const ColocOptions& options() const { return options_; }
 
 private:
+    // The node scorer's scratch, buffers and, with reuse_predictions, the PredictionCache.
+    struct Reused;
     const model::InterferenceModel* model_;
     ColocOptions options_;
-    std::shared_ptr<ColocCache> cache_;  // with reuse_predictions
+    // Behind a lock so that const place() stays safe from several threads (steering, tests and
+    // benchmarks share a policy); no decision depends on what an earlier one left in it.
+    std::unique_ptr<Reused> reused_;
 };
 
 // Better candidate first: lower loss, then lower node index, then lower GPU indices, so that

@@ -2,10 +2,7 @@
 
 #include <stdexcept>
 
-#include "place/exclusive_policy.hpp"
-#include "place/pack_policy.hpp"
-#include "place/slurm_first_fit_policy.hpp"
-#include "place/spread_policy.hpp"
+#include "place/simple_policies.hpp"
 
 namespace coloc::place {
 
@@ -26,10 +23,7 @@ const std::vector<std::string>& policy_names() {
 
 std::unique_ptr<Policy> make_policy(const std::string& name, const model::InterferenceModel* model,
                                     const ColocOptions& coloc) {
-    if (name == "exclusive") return std::make_unique<ExclusivePolicy>(model);
-    if (name == "slurm") return std::make_unique<SlurmFirstFitPolicy>(model);
-    if (name == "pack") return std::make_unique<PackPolicy>(model);
-    if (name == "spread") return std::make_unique<SpreadPolicy>(model);
+    if (const NamedRule* rule = find_simple_rule(name)) return std::make_unique<SimplePolicy>(*rule, model);
     if (name == "coloc") {
         if (!model) throw std::invalid_argument("policy 'coloc' needs an interference model");
         return std::make_unique<ColocPolicy>(*model, coloc);

@@ -7,11 +7,8 @@
 #include "tests/unit/engine_checks.hpp"
 #include "model/baseline.hpp"
 #include "place/coloc_policy.hpp"
-#include "place/exclusive_policy.hpp"
-#include "place/pack_policy.hpp"
 #include "place/policy_factory.hpp"
-#include "place/slurm_first_fit_policy.hpp"
-#include "place/spread_policy.hpp"
+#include "place/simple_policies.hpp"
 
 using namespace coloc;
 using namespace coloc::place;

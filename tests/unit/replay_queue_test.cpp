@@ -3,8 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "model/profile.hpp"
-#include "place/exclusive_policy.hpp"
-#include "place/pack_policy.hpp"
+#include "place/simple_policies.hpp"
 #include "replay/simulator.hpp"
 
 using namespace coloc;
