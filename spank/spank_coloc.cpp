@@ -13,7 +13,7 @@ extern "C" {
 #include "spank/job_env.hpp"
 #include "spank/placement.hpp"
 #include "spank/plugin_args.hpp"
-#include "spank/slot_lookup.hpp"
+#include "slurm/job_slots.hpp"
 #include "spank/spank_api.hpp"
 #include "spank/user_options.hpp"
 
@@ -48,7 +48,7 @@ void log_line(const std::string& line) { slurm_error("coloc: %s", line.c_str());
 Services production_services() {
     Services s;
     s.lookup_slots = [](const JobFacts& f, const std::string& gres, std::string& why) {
-        return slurm_job_gres_count(static_cast<std::uint32_t>(f.job_id), f.node, gres, why);
+        return slurm::job_gres_count(static_cast<std::uint32_t>(f.job_id), f.node, gres, why);
     };
     s.call = [](const std::string& endpoint, const nlohmann::json& body, const proto::CallOptions& options) {
         return proto::call(endpoint, body, options);

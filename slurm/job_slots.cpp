@@ -1,4 +1,4 @@
-#include "spank/slot_lookup.hpp"
+#include "slurm/job_slots.hpp"
 
 #include <algorithm>
 
@@ -9,15 +9,16 @@ extern "C" {
 
 #include "slurm/gres_detail.hpp"
 #include "slurm/hostlist.hpp"
+#include "slurm/session.hpp"
 
-namespace coloc::spank {
+namespace coloc::slurm {
 
 namespace {
 
 // The node's position in the job's node list: gres_detail_str is indexed by it.
 int node_index(const char* nodes, const std::string& node) {
     if (!nodes || node.empty()) return -1;
-    const auto names = slurm::expand_hostlist(nodes);
+    const auto names = expand_hostlist(nodes);
     if (!names) return -1;
     const auto it = std::find(names->begin(), names->end(), node);
     return it == names->end() ? -1 : static_cast<int>(it - names->begin());
@@ -25,10 +26,10 @@ int node_index(const char* nodes, const std::string& node) {
 
 }  // namespace
 
-int slurm_job_gres_count(std::uint32_t job_id, const std::string& node, const std::string& gres, std::string& why) {
+int job_gres_count(std::uint32_t job_id, const std::string& node, const std::string& gres, std::string& why) {
     job_info_msg_t* msg = nullptr;
     if (slurm_load_job(&msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS || !msg) {
-        why = std::string("slurm_load_job: ") + slurm_strerror(slurm_get_errno());
+        why = std::string("slurm_load_job: ") + last_slurm_error();
         return -1;
     }
     int count = -1;
@@ -40,12 +41,12 @@ int slurm_job_gres_count(std::uint32_t job_id, const std::string& node, const st
         try {
             if (idx >= 0 && static_cast<uint32_t>(idx) < job.gres_detail_cnt && job.gres_detail_str &&
                 job.gres_detail_str[idx])
-                count = slurm::gres_count(job.gres_detail_str[idx], gres);
+                count = gres_count(job.gres_detail_str[idx], gres);
             else if (job.tres_per_node)
-                count = slurm::tres_per_node_count(job.tres_per_node, gres);
+                count = tres_per_node_count(job.tres_per_node, gres);
             else
                 count = 0;  // the job asked for no GRES at all
-        } catch (const slurm::GresDetailError& e) {
+        } catch (const GresDetailError& e) {
             malformed = e.what();
         }
     }
@@ -56,4 +57,4 @@ int slurm_job_gres_count(std::uint32_t job_id, const std::string& node, const st
     return count;
 }
 
-}  // namespace coloc::spank
+}  // namespace coloc::slurm
