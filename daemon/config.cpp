@@ -54,6 +54,12 @@ public:
         return v;
     }
 
+    bool boolean(const YAML::Node& n, const std::string& key) const {
+        const std::string v = str(n, key);
+        if (v != "true" && v != "false") fail(n, key, "expected true or false");
+        return v == "true";
+    }
+
     std::vector<std::string> str_list(const YAML::Node& n, const std::string& key) const {
         std::vector<std::string> out;
         if (n.IsScalar()) return {n.as<std::string>()};
@@ -151,9 +157,7 @@ void read_steering(const Reader& r, const YAML::Node& n, SteeringConfig& s) {
         return v;
     };
     if (n["enabled"]) {
-        const std::string v = r.str(n["enabled"], "steering.enabled");
-        if (v != "true" && v != "false") r.fail(n["enabled"], "steering.enabled", "expected true or false");
-        s.enabled = v == "true";
+        s.enabled = r.boolean(n["enabled"], "steering.enabled");
     }
     if (n["interval_s"]) s.interval_s = r.integer(n["interval_s"], "steering.interval_s", 1, 86400);
     if (n["max_updates_per_round"])
@@ -190,7 +194,7 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
                            "slurm_user", "model", "profiles", "explain_candidates", "metrics_port",
                            "metrics_address", "reconcile_interval_s", "database_backlog_max",
                            "database_retry_s", "database_retry_max_s", "partitions",
-                           "default_mode", "node_types", "nodes", "steering"});
+                           "default_mode", "narrow_may_drop_gpus", "node_types", "nodes", "steering"});
     if (root["listen"]) cfg.listen = r.str_list(root["listen"], "listen");
     if (cfg.listen.empty()) r.fail(root["listen"], "listen", "needs at least one endpoint");
     for (const auto& e : cfg.listen)
@@ -228,6 +232,8 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
                std::to_string(cfg.database_retry_max_s) + " is less than database_retry_s (" +
                    std::to_string(cfg.database_retry_s) + ")");
     if (root["default_mode"]) cfg.default_mode = r.mode(root["default_mode"], "default_mode");
+    if (root["narrow_may_drop_gpus"])
+        cfg.narrow_may_drop_gpus = r.boolean(root["narrow_may_drop_gpus"], "narrow_may_drop_gpus");
     if (root["partitions"]) {
         const YAML::Node& parts = root["partitions"];
         if (!parts.IsMap()) r.fail(parts, "partitions", "expected a mapping of partition name to settings");
@@ -262,6 +268,12 @@ Config parse_config(const std::string& text, const std::string& name) {
     } catch (const std::invalid_argument& e) {
         throw ConfigError(name + ": " + e.what());
     }
+}
+
+int narrow_gpu_count(const Config& cfg, const model::JobProfile& profile, int held) {
+    if (cfg.narrow_may_drop_gpus && profile.known.count("gpus") && profile.gpus > 0 && profile.gpus < held)
+        return profile.gpus;
+    return held;
 }
 
 Config load_config(const std::string& path) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "daemon/steering/steering_config.hpp"
+#include "model/profile.hpp"
 #include "proto/mode.hpp"
 #include "place/topology.hpp"
 
@@ -39,10 +40,17 @@ struct Config {
     int database_retry_max_s = 30;
     std::map<std::string, GpuMode> partition_modes;
     GpuMode default_mode = GpuMode::Narrow;
+    // Narrow mode keeps every GPU a step holds (it may reorder them): a job billed for 8 GPUs that
+    // starts `torchrun --nproc_per_node=8` needs all 8. An admin may let a profile that asks for
+    // fewer GPUs narrow the step to them.
+    bool narrow_may_drop_gpus = false;
     std::map<std::string, GpuMode> node_modes;               // per node, from `nodes: mode:`
     place::Topology topology;
     SteeringConfig steering;                                 // node weights and features in Slurm
 };
+
+// How many of the `held` GPUs Slurm gave a narrow step colocd chooses for it.
+int narrow_gpu_count(const Config& cfg, const model::JobProfile& profile, int held);
 
 class ConfigError : public std::runtime_error {
 public:

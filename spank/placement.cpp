@@ -114,15 +114,23 @@ struct Exchange {
     std::string child_failure;   // killed at the deadline, crashed, ... ; empty when it answered
 };
 
+// What the child does: look the bind slots up (need_slots), then ask colocd unless `skip_call`
+// says why not (not_running) or the job opted out (`slots_only`).
+struct ExchangeSteps {
+    bool need_slots = false;
+    bool skip_call = false;
+    bool slots_only = false;
+};
+
 Exchange run_exchange(const PluginConfig& c, const JobFacts& f, const Services& s, proto::PlaceRequest request,
-                      bool need_slots, bool skip_call, Clock::time_point deadline) {
+                      ExchangeSteps steps, Clock::time_point deadline) {
     ChildResult r = run_in_child(deadline + std::chrono::milliseconds(kKillMarginMs), [&](const Emit& emit) {
         ExchangeMessage m;
-        if (need_slots) {
+        if (steps.need_slots) {
             m.slots = s.lookup_slots(f, c.slot_gres, m.slots_why);
             m.skip = m.slots == 0;
             emit(encode(m));
-            if (m.skip) return;
+            if (m.skip || steps.slots_only) return;
             request.slots = std::max(m.slots, 0);
         }
         auto fail = [&](ExchangeError error, std::string message, std::string code = {}) {
@@ -131,7 +139,7 @@ Exchange run_exchange(const PluginConfig& c, const JobFacts& f, const Services& 
             m.code = std::move(code);
             emit(encode(m));
         };
-        if (skip_call)
+        if (steps.skip_call)
             return fail(ExchangeError::NotRunning, "colocd is not running (" + c.endpoint + " does not exist)");
         int budget = ms_left(deadline) - kReplyMarginMs;
         if (budget <= 0) return fail(ExchangeError::Unavailable, "no time left to ask colocd");
@@ -164,7 +172,7 @@ Exchange run_exchange(const PluginConfig& c, const JobFacts& f, const Services& 
         }
     }
     x.killed = r.killed;
-    if (!x.msg.reply && x.msg.error == ExchangeError::None && !x.msg.skip)
+    if (!x.msg.reply && x.msg.error == ExchangeError::None && !x.msg.skip && !(steps.slots_only && x.msg.slots >= 0))
         x.child_failure = r.failure.empty() ? "ended without an answer" : r.failure;
     return x;
 }
@@ -188,12 +196,91 @@ std::string failure_text(const Exchange& x, const PluginConfig& c, bool asked_sl
     return "colocd refused the request: " + x.msg.code + ": " + x.msg.message;
 }
 
+// Bind mode without colocd's answer (or for a job that opted out): GPUs with free slots chosen
+// here under the node lock from the node-local record, so that a job never runs with no GPU or
+// on a full one. `why` opens the line that says so.
+Holding choose_here(const PluginConfig& config, const JobFacts& facts, const StateFile& state, bool state_ok,
+                    const ExchangeMessage& lookup, std::int64_t now, const std::string& why,
+                    std::vector<std::string>& notes) {
+    const int want = std::min(lookup.slots > 0 ? lookup.slots : 1, config.gpus);
+    Holding local{facts.job_id, holding_mode::kBind, {}, 0, false, false, now};
+    Holding used = local;
+    std::string how;
+    bool chosen = false;
+    if (state_ok) {
+        try {
+            std::string w = state.update(kLockWaitMs, [&](NodeState& s) {
+                if (const Holding* h = s.find(facts.job_id)) {
+                    used = *h;
+                    return false;
+                }
+                LocalChoice c = choose_local(s, config.gpus, config.slots_per_gpu, want);
+                local.gpus = c.gpus;
+                if (c.over_capacity) how = " (every GPU is full in " + state.data_path() + ": stale entries?)";
+                else if (c.fewer) how = " (fewer than the " + std::to_string(want) + " asked: no other GPU has a free slot)";
+                used = record(s, local);
+                return true;
+            });
+            if (!w.empty()) notes.push_back(w);
+            chosen = true;
+        } catch (const StateError& e) {
+            notes.push_back(std::string("node-local state unusable: ") + e.what());
+        }
+    }
+    if (!chosen) {
+        // The lock is busy: choose from the state as last written, and leave the choice
+        // as a note so that colocd still hears of it.
+        NodeState last = state.peek();
+        if (const Holding* h = last.find(facts.job_id)) {
+            used = *h;
+        } else {
+            local.gpus = choose_local(last, config.gpus, config.slots_per_gpu, want).gpus;
+            used = local;
+            try {
+                state.leave_note(local);
+                how = " (left as a note: node lock busy)";
+            } catch (const StateError& e) {
+                used.gpus = spread_choice(facts.job_id, config.gpus, want);
+                how = " (unrecorded)";
+                notes.push_back(e.what());
+            }
+        }
+    }
+    std::string slots_note;
+    if (lookup.slots < 0)
+        slots_note = " (slot count unknown" + (lookup.slots_why.empty() ? std::string() : ": " + lookup.slots_why) +
+                     "; assuming 1)";
+    notes.insert(notes.begin(), why + "; GPUs " + proto::gpu_list(used.gpus) + " chosen locally" + how + slots_note);
+    return used;
+}
+
+// A bind-mode job that said --coloc=off: Slurm's slot count, then a local choice; colocd hears
+// of it with the next request from this node, as of any local choice, so it counts those slots.
+Outcome opted_out(const PluginConfig& config, const JobFacts& facts, const Services& services, const StateFile& state,
+                  bool state_ok, Clock::time_point deadline, std::vector<std::string>& notes) {
+    proto::PlaceRequest none;
+    Exchange x = run_exchange(config, facts, services, none, {true, true, true}, deadline);
+    const std::int64_t now = services.now();
+    if (x.msg.skip) {
+        log_once(services, who(facts), notes);
+        return {};
+    }
+    const Holding used = choose_here(config, facts, state, state_ok, x.msg, now, "--coloc=off", notes);
+    log_once(services, who(facts), notes);
+    return outcome_for(used, facts);
+}
+
 }  // namespace
 
 Outcome place_step(const PluginConfig& config, const UserOptions& options, const JobFacts& facts,
                    const Services& services) {
     try {
-        if (options.off || facts.job_id <= 0) return {};
+        if (facts.job_id <= 0) return {};
+        const bool slurm_named = !facts.slurm_gpus.empty();
+        const bool bindish = !slurm_named && (!config.mode || config.mode == proto::GpuMode::Bind);
+        // Opted out of colocd's choice, not out of GPUs: in bind mode Slurm names none, so such a
+        // job still gets GPUs of its own slots, chosen as the fallback chooses them (below).
+        if (options.off && (!bindish || !config.bind_fallback_possible())) return {};
         const auto t0 = Clock::now();
         const auto deadline = t0 + std::chrono::milliseconds(config.timeout_ms);
         std::vector<std::string> notes;
@@ -219,9 +306,8 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
             return outcome_for(*existing, facts);
         }
 
-        const bool slurm_named = !facts.slurm_gpus.empty();
         if (config.mode == proto::GpuMode::Narrow && !slurm_named) return {};  // nothing to narrow
-        const bool bindish = !slurm_named && (!config.mode || config.mode == proto::GpuMode::Bind);
+        if (options.off) return opted_out(config, facts, services, state, state_ok, deadline, notes);
 
         proto::PlaceRequest req;
         req.job_id = facts.job_id;
@@ -235,7 +321,8 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
         req.job_nodes = facts.job_nodes;
         req.unreported = to_report;
 
-        Exchange x = run_exchange(config, facts, services, req, bindish, endpoint_absent(config.endpoint), deadline);
+        Exchange x = run_exchange(config, facts, services, req, {bindish, endpoint_absent(config.endpoint), false},
+                                  deadline);
         const std::int64_t now = services.now();
 
         if (x.msg.skip) {
@@ -291,56 +378,7 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
             notes.insert(notes.begin(), failure + "; no GPU chosen (plugstack arguments gpus= and slots_per_gpu= "
                                                   "are needed for a local choice)");
         } else {
-            const int want = std::min(x.msg.slots > 0 ? x.msg.slots : 1, config.gpus);
-            Holding local{facts.job_id, holding_mode::kBind, {}, 0, false, false, now};
-            Holding used = local;
-            std::string how;
-            bool chosen = false;
-            if (state_ok) {
-                try {
-                    std::string w = state.update(kLockWaitMs, [&](NodeState& s) {
-                        if (const Holding* h = s.find(facts.job_id)) {
-                            used = *h;
-                            return false;
-                        }
-                        LocalChoice c = choose_local(s, config.gpus, config.slots_per_gpu, want);
-                        local.gpus = c.gpus;
-                        if (c.over_capacity) how = " (every GPU is full in " + state.data_path() + ": stale entries?)";
-                        else if (c.fewer) how = " (fewer than the " + std::to_string(want) + " asked: no other GPU has a free slot)";
-                        used = record(s, local);
-                        return true;
-                    });
-                    if (!w.empty()) notes.push_back(w);
-                    chosen = true;
-                } catch (const StateError& e) {
-                    notes.push_back(std::string("node-local state unusable: ") + e.what());
-                }
-            }
-            if (!chosen) {
-                // The lock is busy: choose from the state as last written, and leave the choice
-                // as a note so that colocd still hears of it.
-                NodeState last = state.peek();
-                if (const Holding* h = last.find(facts.job_id)) {
-                    used = *h;
-                } else {
-                    local.gpus = choose_local(last, config.gpus, config.slots_per_gpu, want).gpus;
-                    used = local;
-                    try {
-                        state.leave_note(local);
-                        how = " (left as a note: node lock busy)";
-                    } catch (const StateError& e) {
-                        used.gpus = spread_choice(facts.job_id, config.gpus, want);
-                        how = " (unrecorded)";
-                        notes.push_back(e.what());
-                    }
-                }
-            }
-            const std::string& why = x.msg.slots_why;
-            std::string slots_note;
-            if (x.msg.slots < 0)
-                slots_note = " (slot count unknown" + (why.empty() ? std::string() : ": " + why) + "; assuming 1)";
-            notes.insert(notes.begin(), failure + "; GPUs " + proto::gpu_list(used.gpus) + " chosen locally" + how + slots_note);
-            o = outcome_for(used, facts);
+            o = outcome_for(choose_here(config, facts, state, state_ok, x.msg, now, failure, notes), facts);
         }
         log_once(services, who(facts), notes);
         return o;

@@ -135,7 +135,6 @@ void init_post_opt(spank_t sp) {
     if (ctx == S_CTX_ALLOCATOR || ctx == S_CTX_LOCAL) return tag_job(sp);
     if (ctx != S_CTX_REMOTE) return;
     Plugin& p = plugin();
-    if (p.options.off) return;
     std::uint32_t step = 0;
     p.facts = read_job_facts(sp, step);
     if (step == SLURM_EXTERN_CONT) return;  // runs no task of the job

@@ -105,9 +105,7 @@ Service::NodeChoice Service::decide_on_node(const Placing& p) {
     } else if (p.mode == GpuMode::Narrow) {
         if (r.slurm_gpus.empty())
             throw ProtoError(code::kBadField, "field 'slurm_gpus': narrow mode needs the GPUs Slurm gave the step");
-        int want = static_cast<int>(r.slurm_gpus.size());
-        if (p.profile->known.count("gpus") && p.profile->gpus < want) want = p.profile->gpus;
-        request.gpus_per_node = want;
+        request.gpus_per_node = narrow_gpu_count(cfg_, *p.profile, static_cast<int>(r.slurm_gpus.size()));
         request.allowed_gpus = r.slurm_gpus;
         decision = decide(request, cfg_.explain_candidates);
         if (decision.placed) {

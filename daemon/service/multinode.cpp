@@ -99,9 +99,7 @@ std::optional<json> Service::place_whole_narrow_job(const Placing& p) {
     if (static_cast<int>(request->allowed_gpus_per_node.size()) != request->nodes)
         return node_by_node("slurmctld lists " + std::to_string(answer.gpus->nodes.size()) + " nodes, its step " +
                             std::to_string(request->nodes));
-    int want = static_cast<int>(count);
-    if (profile.known.count("gpus") && profile.gpus < want) want = profile.gpus;
-    request->gpus_per_node = want;
+    request->gpus_per_node = narrow_gpu_count(cfg_, profile, static_cast<int>(count));
     place::Decision decision = decide(*request, 1);
     if (!decision.placed || static_cast<int>(decision.chosen.where.size()) != request->nodes) {
         // Slurm owns these GPUs whatever colocd counts: keep its choice on every node, scored as it is.

@@ -53,3 +53,13 @@ step=$(job_out "$id" | sed -n 's/^step //p')
 [[ $batch =~ ^[0-3],[0-3]\ [0-9]+$ ]] || fail "batch step of a gpuslot:2 job saw '$batch'"
 assert_eq "$batch" "$step" "the srun step's GPUs and decision"
 assert_eq 1 "$(sqlite3 "$db" "SELECT count(*) FROM placements WHERE job_id = $id")" "decisions recorded for job $id"
+
+note "--coloc=off in the bind partition: GPUs of its own two slots, chosen on the node, never all four"
+id=$(run_job 30 -p bind -w n2 --gres=gpuslot:2 --coloc=off <<'EOF2'
+#!/bin/bash
+echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES COLOC_DECISION=$COLOC_DECISION"
+EOF2
+)
+[[ $(gpus_of "$id") =~ ^[0-3],[0-3]$ ]] ||
+    fail "opted-out job $id in the bind partition saw CUDA_VISIBLE_DEVICES='$(gpus_of "$id")', expected two GPUs of n2"
+assert_eq local "$(decision_of "$id")" "COLOC_DECISION of opted-out job $id"

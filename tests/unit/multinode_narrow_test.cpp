@@ -3,6 +3,7 @@
 // when slurmctld cannot tell, node by node as before (real munge, SQLite).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -168,10 +169,14 @@ TEST_CASE("narrow multi-node: with a neighbour on one node, the job's GPUs there
     gpu_mem_gb: 30
     host_pressure: 0.2
 )";
+    bool may_drop = false;
+    SUBCASE("by default every GPU Slurm gave the job stays its own") {}
+    SUBCASE("an admin lets narrow mode drop GPUs the profile does not use") { may_drop = true; }
+    c.narrow_may_drop_gpus = may_drop;
     Service s(std::move(c), slurm_says({{"n1", {0, 1, 2, 3}}, {"n2", {0, 1, 2, 3}}}));
     REQUIRE(place_narrow(s, 1, "n1", {0, 1}, {"n1"})["ok"] == true);  // a one-node job on n1
     const std::vector<int> held = s.cluster().find(1)->where[0].gpus;
-    // A profile asking for 2 GPUs per node, holding 4 on each: narrowed, away from job 1's GPUs.
+    // A profile asking for 2 GPUs per node, holding 4 on each: narrowed (when allowed), away from job 1's GPUs.
     proto::PlaceRequest r;
     r.job_id = 2;
     r.job_uid = 1000;
@@ -185,6 +190,13 @@ TEST_CASE("narrow multi-node: with a neighbour on one node, the job's GPUs there
     const place::RunningJob* job = s.cluster().find(2);
     REQUIRE(job != nullptr);
     REQUIRE(job->where.size() == 2);
+    if (!may_drop) {
+        for (auto w : job->where) {
+            std::sort(w.gpus.begin(), w.gpus.end());
+            CHECK(w.gpus == std::vector<int>{0, 1, 2, 3});
+        }
+        return;
+    }
     CHECK(job->where[0].gpus.size() == 2);
     CHECK(job->where[1].gpus.size() == 2);
     for (int g : job->where[0].gpus) CHECK(std::find(held.begin(), held.end(), g) == held.end());

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <map>
 
 #include "daemon/log.hpp"
@@ -88,6 +90,45 @@ TEST_CASE("service: narrow jobs get a subset of their own GPUs") {
     for (int g : r["gpus"]) CHECK((g == 1 || g == 3));
     json bad = place_job(s, 8, "narrow", 0, {7});
     CHECK(bad["error"]["code"] == "bad_field");
+}
+
+TEST_CASE("service: narrow mode keeps every GPU the step holds unless the admin lets it drop some") {
+    Config c = test_config(test::scratch("svc-narrow-keep.db"));
+    c.profiles = test::scratch("one-gpu.yaml");
+    std::ofstream(c.profiles) << R"(profiles:
+  - name: one-gpu
+    description: a one-GPU job
+    family: resnet
+    batch_size: 64
+    gpus: 1
+    iter_time_s: 0.2
+    sm_util: 0.8
+    mem_bw_util: 0.5
+    gpu_mem_gb: 10
+    host_pressure: 0.1
+)";
+    bool may_drop = false;
+    SUBCASE("default") {}
+    SUBCASE("narrow_may_drop_gpus") { may_drop = true; }
+    c.narrow_may_drop_gpus = may_drop;
+    Service s(std::move(c));
+    proto::PlaceRequest r;
+    r.job_id = 30;
+    r.job_uid = 1000;
+    r.node = "n1";
+    r.mode = proto::GpuMode::Narrow;
+    r.profile = "one-gpu";
+    r.slurm_gpus = {1, 3};
+    const json reply = call(s, r.to_json());
+    REQUIRE(reply["ok"] == true);
+    std::vector<int> got = reply["gpus"].get<std::vector<int>>();
+    std::sort(got.begin(), got.end());
+    if (may_drop) {
+        REQUIRE(got.size() == 1);
+        CHECK((got[0] == 1 || got[0] == 3));
+    } else {
+        CHECK(got == std::vector<int>{1, 3});
+    }
 }
 
 TEST_CASE("service: ended releases the slots and closes the history") {

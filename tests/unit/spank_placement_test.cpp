@@ -281,11 +281,35 @@ TEST_CASE("spank: each node name has its own state") {
     CHECK(w.state("n2").holdings.size() == 1);
 }
 
-TEST_CASE("spank: --coloc=off asks nothing, changes nothing, records nothing") {
+TEST_CASE("spank: --coloc=off in bind mode gets GPUs of its own slots, chosen here, without asking colocd") {
+    World w;
+    w.slots = 2;
+    w.colocd = [](const json&) { return reply("bind", {3}, 9); };
+    UserOptions off;
+    off.off = true;
+    REQUIRE(w.place(bind_job(4)).set_devices);  // a neighbour colocd placed on GPU 3, one slot
+    Outcome o = w.place(bind_job(5), off);
+    CHECK(o.set_devices);
+    CHECK(o.decision_label == "local");
+    CHECK(o.gpus.size() == 2);  // its two slots, not every GPU of the node
+    CHECK(o.visible_devices.find('3') == std::string::npos);
+    CHECK(w.calls().size() == 1);  // only job 4's
+    CHECK(w.lookups() == 2);
+    REQUIRE(w.logs.size() == 1);
+    CHECK(w.logs[0].rfind("job 5 on n1: --coloc=off; GPUs ", 0) == 0);
+    REQUIRE(w.state().find(5) != nullptr);
+    CHECK_FALSE(w.state().find(5)->reported);  // colocd hears of it with the next request
+    CHECK(w.place(bind_job(5), off).visible_devices == o.visible_devices);  // a later step reuses it
+    CHECK(w.lookups() == 2);
+    CHECK(w.place(bind_job(6)).set_devices);
+    CHECK(w.calls().back()["unreported"][0]["job_id"] == 5);
+}
+
+TEST_CASE("spank: --coloc=off in narrow mode keeps Slurm's GPUs, asks nothing, records nothing") {
     World w;
     UserOptions off;
     off.off = true;
-    Outcome o = w.place(bind_job(5), off);
+    Outcome o = w.place(narrow_job(5, {1, 2}), off);
     CHECK_FALSE(o.set_devices);
     CHECK(o.decision_label.empty());
     CHECK(w.calls().empty());
