@@ -230,6 +230,10 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
             context.rule_names.push_back("rule at " + a.rules + ":" + std::to_string(r.line));
     context.cluster = cluster;
     context.total_gpus = topology.total_gpus();
+    for (std::size_t n = 0; n < topology.nodes().size(); ++n) {
+        const auto& type = topology.type_of(static_cast<int>(n));
+        context.total_slots += type.gpus * type.slots_per_gpu;
+    }
     context.model = placement_model->name() + " model on " + a.gpu_type + ", " +
                     std::to_string(catalogue->size()) + " profiles, " + std::to_string(catalogue->pairs().size()) +
                     " measured pairs" + (a.exclude_pairs.empty() ? "" : " (none on " + a.exclude_pairs + ")");
@@ -251,7 +255,7 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
         std::cout << replay::describe(context) << "\n" << replay::format_table(result.summaries);
     }
     if (!a.out.empty()) {
-        replay::PlotFiles plots = replay::write_plots(a.out, workload, result, topology.total_gpus(), !a.no_plots);
+        replay::PlotFiles plots = replay::write_plots(a.out, workload, result, context, !a.no_plots);
         std::ostream& note = (opts.json || a.json) ? std::cerr : std::cout;
         note << "\nwrote " << a.out << "/jobs.csv, " << a.out << "/summary.json and " << plots.written.size()
              << " plot files in " << a.out << "\n";
