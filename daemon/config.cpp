@@ -5,6 +5,7 @@
 #include <sstream>
 #include <yaml-cpp/yaml.h>
 
+#include "model/io/files.hpp"
 #include "slurm/hostlist.hpp"
 
 namespace coloc::daemon {
@@ -276,8 +277,8 @@ Config parse_config(const std::string& text, const std::string& name) {
 }
 
 Config load_config(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw ConfigError(path + ": cannot be read");
+    std::ifstream in;
+    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw ConfigError(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     return parse_config(text.str(), path);
