@@ -14,6 +14,7 @@
 #include "ctl/commands.hpp"
 #include "model/baseline.hpp"
 #include "model/coloc_model.hpp"
+#include "model/io/files.hpp"
 #include "model/io/gavel_json.hpp"
 #include "model/io/measurements_csv.hpp"
 #include "model/io/profiles_yaml.hpp"
@@ -56,8 +57,8 @@ struct ReplayError : std::runtime_error {
 };
 
 std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw ReplayError(path + ": cannot be read");
+    std::ifstream in;
+    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw ReplayError(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
@@ -88,8 +89,19 @@ model::ProfileCatalogue load_catalogue(const ReplayArgs& a, const std::string& c
         return model::catalogue_from(m);
     }
     std::string path = !a.profiles.empty() ? a.profiles : config_profiles;
-    model::ProfileCatalogue c = path.empty() ? model::catalogue_from(replay::gavel_measurements())
-                                             : model::io::load_profiles_yaml(path);
+    model::ProfileCatalogue c;
+    if (path.empty()) {
+        c = model::catalogue_from(replay::gavel_measurements());
+    } else if (path == a.profiles) {
+        c = model::io::load_profiles_yaml(path);
+    } else {
+        try {
+            c = model::io::load_profiles_yaml(path);
+        } catch (const std::exception& e) {
+            // The path came from colocd.yaml: say so, or the user hunts for a file they never named.
+            throw ReplayError(a.config + ": key 'profiles' (or give --profiles): " + e.what());
+        }
+    }
     return a.exclude_pairs.empty() ? c : without_pairs(c, a.exclude_pairs);
 }
 
@@ -160,7 +172,11 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     } else {
         trace = replay::read_trace_file(a.trace, format, read_options);
     }
-    replay::resolve_gavel_run_times(trace, a.gpu_type);
+    try {
+        replay::resolve_gavel_run_times(trace, a.gpu_type);
+    } catch (const replay::GpuTypeError& e) {
+        throw ReplayError("--gpu-type '" + a.gpu_type + "': " + e.what());
+    }
 
     // The model coloc places by, and the truth.
     model::ColocParams params;
@@ -184,7 +200,12 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
         replay::TruthOptions to;
         to.cannot_corun_slowdown = a.cannot_corun;
         const std::string file = a.truth.substr(9);
-        auto table = replay::load_pair_table(file, a.gpu_type);
+        replay::PairTable table;
+        try {
+            table = replay::load_pair_table(file, a.gpu_type);
+        } catch (const replay::GpuTypeError& e) {
+            throw ReplayError("--gpu-type '" + a.gpu_type + "': " + e.what() + " (--truth " + a.truth + ")");
+        }
         truth_name = "measured same-GPU pairs on " + a.gpu_type + " from " +
                      (file == "gavel" ? std::string("Gavel (built in)") : file) + " (" +
                      std::to_string(table.measured()) + " pairs)";
@@ -268,6 +289,7 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
 
 void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     static ReplayArgs a;
+    a = {};  // a fresh command line starts from the defaults
     auto* cmd = app.add_subcommand("replay", "replay a job log offline, policy against policy (no daemon)");
     cmd->add_option("trace", a.trace, "the job log; none = the built-in demo trace");
     cmd->add_option("--synthetic", a.synthetic,
