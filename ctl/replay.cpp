@@ -263,12 +263,17 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     context.seed = a.seed;
 
     if (!a.out.empty()) {
-        std::filesystem::create_directories(a.out);
-        std::ofstream csv(a.out + "/jobs.csv");
+        std::error_code ec;
+        std::filesystem::create_directories(a.out, ec);
+        if (ec) throw ReplayError(a.out + ": cannot create the directory: " + ec.message());
+        std::ofstream csv, summary;
+        for (auto [file, name] : {std::pair{&csv, "/jobs.csv"}, std::pair{&summary, "/summary.json"}})
+            if (auto why = model::io::open_for_writing(*file, a.out + name); !why.empty())
+                throw ReplayError(a.out + name + ": " + why);
         replay::write_jobs_csv(csv, workload, result);
-        std::ofstream summary(a.out + "/summary.json");
         summary << replay::summary_json(context, result).dump(2) << "\n";
-        if (!csv || !summary) throw ReplayError(a.out + ": cannot write the results");
+        if (!csv.flush() || !summary.flush())
+            throw ReplayError(a.out + ": cannot write the results: " + model::io::os_reason());
     }
     if (opts.json || a.json) {
         std::cout << replay::summary_json(context, result).dump(2) << "\n";

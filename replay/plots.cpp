@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "model/io/files.hpp"
+
 namespace coloc::replay {
 
 namespace {
@@ -133,7 +135,7 @@ void write_script(std::ostream& out, const ReplayResult& r, const ReplayContext&
         << "  if (ext eq \"svg\") { set terminal svg size 960,600 dynamic noenhanced font \"sans,12\" } "
            "else { set terminal pngcairo size 960,600 noenhanced font \"sans,10\" }\n"
         << "  set grid\n"
-        << "  set key bottom right\n"
+        << "  set key top left opaque\n"  // a CDF rises to the right: its top left is free
         << "  set yrange [0:1]\n"
         << "  set logscale x\n"
         << "  set output \"jct_cdf.\".ext\n"
@@ -215,9 +217,11 @@ PlotFiles write_plots(const std::string& dir, const Workload& workload, const Re
                       const ReplayContext& context, bool render) {
     PlotFiles files;
     auto write = [&](const char* name, auto&& body) {
-        std::ofstream out(join(dir, name));
+        std::ofstream out;
+        if (auto why = model::io::open_for_writing(out, join(dir, name)); !why.empty())
+            throw std::runtime_error(join(dir, name) + ": " + why);
         body(out);
-        if (!out) throw std::runtime_error(join(dir, name) + ": cannot be written");
+        if (!out.flush()) throw std::runtime_error(join(dir, name) + ": cannot write: " + model::io::os_reason());
         files.written.push_back(join(dir, name));
     };
     using Job = const ReplayJob&;

@@ -156,6 +156,12 @@ TEST_CASE("replay: a catalogue named by colocd.yaml is blamed on the config's pr
                        "No such file or directory\n");
 }
 
+TEST_CASE("replay: an --out that cannot be made says why") {
+    Run r = colocctl({"replay", "--out", "/dev/null/x", "--no-progress", "--no-plots"});
+    CHECK(r.rc == 1);
+    CHECK(has(r.err, "colocctl: error: /dev/null/x: cannot create the directory: Not a directory\n"));
+}
+
 TEST_CASE("replay: a GPU type without measurements is blamed on --gpu-type, not the trace") {
     // The demo trace judged by Gavel's pairs, which has none on a100.
     Run r = colocctl({"replay", "--gpu-type", "a100", "--no-progress"});
