@@ -50,27 +50,27 @@ double loto_error(const model::ProfileCatalogue& cat, const model::GpuShareParam
 }
 
 // The GPU type the parameters are for: --gpu-type, which the data must have measured, or else the
-// data's own (the one with the most pairs when it holds several).
+// data's own. Data on several types leaves the choice to the user: a guess would mislabel them.
 std::string fitted_gpu_type(const model::Measurements& m, const std::string& option) {
-    std::vector<std::pair<std::string, std::size_t>> seen;  // type, pairs on it
-    auto count = [&](const std::string& g, std::size_t pairs) {
-        auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == g; });
-        if (it == seen.end()) seen.emplace_back(g, pairs);
-        else it->second += pairs;
+    std::vector<std::string> seen;
+    auto note = [&](const std::string& g) {
+        if (std::find(seen.begin(), seen.end(), g) == seen.end()) seen.push_back(g);
     };
-    for (const model::SoloMeasurement& s : m.solo) count(s.gpu_type, 0);
-    for (const model::PairMeasurement& p : m.pairs) count(p.gpu_type, 1);
+    for (const model::SoloMeasurement& s : m.solo) note(s.gpu_type);
+    for (const model::PairMeasurement& p : m.pairs) note(p.gpu_type);
     std::string names;
-    for (const auto& s : seen) names += (names.empty() ? "" : ", ") + s.first;
+    for (const std::string& g : seen) names += (names.empty() ? "" : ", ") + g;
     if (!option.empty()) {
-        if (std::none_of(seen.begin(), seen.end(), [&](const auto& s) { return s.first == option; }))
+        if (std::find(seen.begin(), seen.end(), option) == seen.end())
             throw std::runtime_error("--gpu-type '" + option + "': " + m.source + " has no measurement on it (it has " +
                                      (names.empty() ? "none" : names) + ")");
         return option;
     }
     if (seen.empty()) throw std::runtime_error(m.source + ": no measurement");
-    return std::max_element(seen.begin(), seen.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
-        ->first;
+    if (seen.size() > 1)
+        throw std::runtime_error(m.source + " holds measurements on " + names +
+                                 ": give --gpu-type, the GPU type of the nodes the parameters are for");
+    return seen.front();
 }
 
 model::GpuShareParams choose_kernel(const model::ProfileCatalogue& cat) {
@@ -170,7 +170,7 @@ void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     cmd->add_option("--out", args.out, "profile catalogue to write (YAML)")->required();
     cmd->add_option("--params-out", args.params_out, "also write the fitted model parameters (JSON)");
     cmd->add_option("--gpu-type", args.gpu_type,
-                    "GPU type the parameters are for; default: the measurements' (the one with most pairs)");
+                    "GPU type the parameters are for; default: the measurements' (required when they hold several)");
     cmd->add_flag("--json", args.json, "JSON output");
     cmd->callback([&opts, &exit_code] { exit_code = run_fit(opts, args); });
 }

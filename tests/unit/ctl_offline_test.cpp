@@ -126,6 +126,16 @@ TEST_CASE("fit: the parameters carry the GPU type of the data, and predict reads
     CHECK(r.rc == 1);
     CHECK(r.err == "colocctl: error: --gpu-type 'v100': " + m + " has no measurement on it (it has a100)\n");
 
+    // Data on several types: the user says which the parameters are for.
+    const std::string two = write("two.csv", std::string(kHeader) + "a,x,,a100,,,10\na,x,,v100,,,8\n");
+    r = colocctl({"fit", "--measurements", two, "--out", out});
+    CHECK(r.rc == 1);
+    CHECK(r.err == "colocctl: error: " + two + " holds measurements on a100, v100: give --gpu-type, the GPU type " +
+                       "of the nodes the parameters are for\n");
+    r = colocctl({"fit", "--measurements", two, "--out", out, "--gpu-type", "v100", "--params-out", params});
+    CHECK(r.rc == 0);
+    CHECK(has(r.out, "parameters for v100"));
+
     r = colocctl({"fit", "--measurements", m, "--out", coloc::test::scratch("none") + "/fit.yaml"});
     CHECK(r.rc == 1);
     CHECK(has(r.err, "/fit.yaml: cannot open for writing: No such file or directory\n"));
