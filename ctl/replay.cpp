@@ -290,6 +290,20 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     return 0;
 }
 
+// CLI::PositiveNumber says "Value 0 not in range 0.000000 to 1.797...e308": say it plainly.
+const CLI::Validator kAboveZero(
+    [](std::string& text) {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+            v = std::stod(text, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        return used == text.size() && v > 0 ? std::string() : "expected a number above 0, got '" + text + "'";
+    },
+    "NUMBER > 0");
+
 }  // namespace
 
 void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
@@ -300,7 +314,7 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     cmd->add_option("--synthetic", a.synthetic,
                     "replay N synthetic jobs instead (sizes 1-64 GPUs, log-normal run times, seeded by --seed)");
     cmd->add_option("--synthetic-load", a.synthetic_load, "GPU time the synthetic jobs ask for, per GPU of the cluster")
-        ->check(CLI::PositiveNumber)
+        ->check(kAboveZero)
         ->capture_default_str();
     cmd->add_option("--format", a.format,
                     "sacct|jobcomp|coloc-history|swf|helios|gavel|tiresias; detected from the content when left out");
@@ -334,7 +348,7 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
                     "measured truth: slowdown of a pair measured as unable to co-run")
         ->capture_default_str();
     cmd->add_option("--load", a.load, "arrival rate factor (2 = the same jobs arrive twice as fast)")
-        ->check(CLI::PositiveNumber)
+        ->check(kAboveZero)
         ->capture_default_str();
     cmd->add_option("--seed", a.seed, "seed for every random choice (profile draws)")->capture_default_str();
     cmd->add_option("--backfill-depth", a.backfill_depth, "queued jobs each backfill pass considers")

@@ -145,6 +145,7 @@ TEST_CASE("command-line errors carry the colocctl: error: prefix") {
     Run r = colocctl({"replay", "--load", "-1"});
     CHECK(r.rc == 2);
     CHECK(r.err.rfind("colocctl: error: --load", 0) == 0);
+    CHECK(has(r.err, "expected a number above 0, got '-1'"));
     r = colocctl({"predict", "--profiles", "x"});
     CHECK(r.rc == 2);
     CHECK(r.err.rfind("colocctl: error: --pairs is required", 0) == 0);
