@@ -87,7 +87,8 @@ $(BUILD)/spank_coloc.so: $(BUILD)/obj/spank/spank_coloc.o $(BUILD)/libspank_logi
 	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=spank/spank_coloc.map -Wl,-z,defs \
 	    -o $@ $(filter %.o %.a,$^) -lzmq -lmunge -lsodium -lslurm -static-libstdc++ -static-libgcc
 
-$(BUILD)/unit-tests: $(UNIT_OBJ) $(LIBS)
+# The tests run colocctl's offline commands too: all of ctl but main().
+$(BUILD)/unit-tests: $(UNIT_OBJ) $(filter-out %/colocctl_main.o,$(CTL_OBJ)) $(LIBS)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 # Concurrent place/started/ended clients that record what colocd acknowledged (crash test).
@@ -113,7 +114,7 @@ $(SAN_BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -O1 $(SANFLAGS) -c -o $@ $<
 
-$(SAN_BUILD)/unit-tests: $(SAN_UNIT_OBJ) $(SAN_LIBS)
+$(SAN_BUILD)/unit-tests: $(SAN_UNIT_OBJ) $(filter-out %/colocctl_main.o,$(SAN_CTL_OBJ)) $(SAN_LIBS)
 	$(CXX) $(CXXFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 deps:

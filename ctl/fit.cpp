@@ -13,6 +13,7 @@
 #include "ctl/commands.hpp"
 #include "ctl/output.hpp"
 #include "model/coloc_model.hpp"
+#include "model/io/files.hpp"
 #include "model/io/measurements_csv.hpp"
 #include "model/io/profiles_yaml.hpp"
 #include "model/measurements.hpp"
@@ -22,7 +23,7 @@ namespace coloc::ctl {
 
 namespace {
 struct FitArgs {
-    std::string measurements, out, params_out, gpu_type = "v100";
+    std::string measurements, out, params_out, gpu_type;  // gpu_type "" = the data's
     bool json = false;
 };
 
@@ -46,6 +47,30 @@ double loto_error(const model::ProfileCatalogue& cat, const model::GpuShareParam
         ++n;
     }
     return n ? sum / n : std::numeric_limits<double>::quiet_NaN();
+}
+
+// The GPU type the parameters are for: --gpu-type, which the data must have measured, or else the
+// data's own. Data on several types leaves the choice to the user: a guess would mislabel them.
+std::string fitted_gpu_type(const model::Measurements& m, const std::string& option) {
+    std::vector<std::string> seen;
+    auto note = [&](const std::string& g) {
+        if (std::find(seen.begin(), seen.end(), g) == seen.end()) seen.push_back(g);
+    };
+    for (const model::SoloMeasurement& s : m.solo) note(s.gpu_type);
+    for (const model::PairMeasurement& p : m.pairs) note(p.gpu_type);
+    std::string names;
+    for (const std::string& g : seen) names += (names.empty() ? "" : ", ") + g;
+    if (!option.empty()) {
+        if (std::find(seen.begin(), seen.end(), option) == seen.end())
+            throw std::runtime_error("--gpu-type '" + option + "': " + m.source + " has no measurement on it (it has " +
+                                     (names.empty() ? "none" : names) + ")");
+        return option;
+    }
+    if (seen.empty()) throw std::runtime_error(m.source + ": no measurement");
+    if (seen.size() > 1)
+        throw std::runtime_error(m.source + " holds measurements on " + names +
+                                 ": give --gpu-type, the GPU type of the nodes the parameters are for");
+    return seen.front();
 }
 
 model::GpuShareParams choose_kernel(const model::ProfileCatalogue& cat) {
@@ -75,14 +100,9 @@ const std::vector<Field>& kFitFields() {
 int run_fit(const CtlOptions& opts, const FitArgs& a) {
     try {
         const model::Measurements m = model::io::read_measurements_csv(a.measurements);
-        model::ProfileCatalogue cat;
-        try {
-            cat = model::catalogue_from(m);
-        } catch (const std::invalid_argument& e) {
-            throw std::runtime_error(a.measurements + ": " + e.what());
-        }
+        const model::ProfileCatalogue cat = model::catalogue_from(m);  // its messages name the file and line
         model::ColocParams params;
-        params.gpu_type = a.gpu_type;
+        params.gpu_type = fitted_gpu_type(m, a.gpu_type);
         params.gpu = choose_kernel(cat);
         model::ColocModel fitted(cat, params);
 
@@ -99,14 +119,18 @@ int run_fit(const CtlOptions& opts, const FitArgs& a) {
             ++calibrated;
         }
 
-        std::ofstream out(a.out);
-        if (!out) throw std::runtime_error(a.out + ": cannot write");
+        std::ofstream out;
+        if (auto why = model::io::open_for_writing(out, a.out); !why.empty())
+            throw std::runtime_error(a.out + ": " + why);
         out << "# coloc profile catalogue written by colocctl fit from " << a.measurements << "\n";
         model::io::write_profiles_yaml(out, cat);
-        if (!out.flush()) throw std::runtime_error(a.out + ": write failed");
+        if (!out.flush()) throw std::runtime_error(a.out + ": cannot write: " + model::io::os_reason());
         if (!a.params_out.empty()) {
-            std::ofstream p(a.params_out);
-            if (!p || !(p << fitted.params_json().dump(2) << "\n")) throw std::runtime_error(a.params_out + ": cannot write");
+            std::ofstream p;
+            if (auto why = model::io::open_for_writing(p, a.params_out); !why.empty())
+                throw std::runtime_error(a.params_out + ": " + why);
+            if (!(p << fitted.params_json().dump(2) << "\n" << std::flush))
+                throw std::runtime_error(a.params_out + ": cannot write: " + model::io::os_reason());
         }
 
         json rows = json::array();
@@ -125,7 +149,8 @@ int run_fit(const CtlOptions& opts, const FitArgs& a) {
         }
         if (!(opts.json || a.json))
             std::cout << "fit: " << cat.size() - 1 << " profiles, " << cat.pairs().size() << " same-GPU pairs, "
-                      << calibrated << " node/link rows calibrated; wrote " << a.out
+                      << calibrated << " node/link rows calibrated; parameters for " << params.gpu_type << "; wrote "
+                      << a.out
                       << (a.params_out.empty() ? "" : " and " + a.params_out) << "\n";
         CtlOptions o = opts;
         o.json = opts.json || a.json;
@@ -140,10 +165,12 @@ int run_fit(const CtlOptions& opts, const FitArgs& a) {
 void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     auto* cmd = app.add_subcommand("fit", "fit the model to solo and co-located measurements (no daemon)");
     static FitArgs args;
+    args = {};  // a fresh command line starts from the defaults
     cmd->add_option("--measurements", args.measurements, "measurement CSV (coloc-profiles(5), MEASUREMENTS)")->required();
     cmd->add_option("--out", args.out, "profile catalogue to write (YAML)")->required();
     cmd->add_option("--params-out", args.params_out, "also write the fitted model parameters (JSON)");
-    cmd->add_option("--gpu-type", args.gpu_type, "GPU type the parameters are for")->capture_default_str();
+    cmd->add_option("--gpu-type", args.gpu_type,
+                    "GPU type the parameters are for; default: the measurements' (required when they hold several)");
     cmd->add_flag("--json", args.json, "JSON output");
     cmd->callback([&opts, &exit_code] { exit_code = run_fit(opts, args); });
 }

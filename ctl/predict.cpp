@@ -10,6 +10,7 @@
 #include "model/coloc_model.hpp"
 #include "model/factory.hpp"
 #include "model/io/csv.hpp"
+#include "model/io/files.hpp"
 #include "model/io/profiles_yaml.hpp"
 
 namespace coloc::ctl {
@@ -32,8 +33,8 @@ struct PredictError : std::runtime_error {
 
 // Pairs file: `a,b,where` per line; '#' comments, blank lines and an `a,b,where` header skipped.
 std::vector<PairLine> read_pairs(const std::string& path, const model::ProfileCatalogue& cat) {
-    std::ifstream in(path);
-    if (!in) throw PredictError(path + ": cannot open");
+    std::ifstream in;
+    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw PredictError(path + ": " + why);
     std::vector<PairLine> out;
     std::string text;
     for (int line = 1; std::getline(in, text); ++line) {
@@ -67,8 +68,9 @@ int run_predict(const CtlOptions& opts, const PredictArgs& a) {
             params.gpu_type = a.gpu_type;
             auto coloc = std::make_unique<model::ColocModel>(cat, params);
             if (!a.params.empty()) {
-                std::ifstream in(a.params);
-                if (!in) throw PredictError(a.params + ": cannot open");
+                std::ifstream in;
+                if (auto why = model::io::open_for_reading(in, a.params); !why.empty())
+                    throw PredictError(a.params + ": " + why);
                 coloc->load_params_json(json::parse(in));
             }
             m = std::move(coloc);
@@ -100,6 +102,7 @@ int run_predict(const CtlOptions& opts, const PredictArgs& a) {
 void add_predict_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     auto* cmd = app.add_subcommand("predict", "predict each job's speed relative to solo for pairs of profiles (no daemon)");
     static PredictArgs args;
+    args = {};  // a fresh command line starts from the defaults
     cmd->add_option("--profiles", args.profiles, "profile catalogue (YAML, coloc-profiles(5))")->required();
     cmd->add_option("--pairs", args.pairs, "CSV lines a,b,where (where: gpu|island|switch|node|link)")->required();
     cmd->add_option("--gpu-type", args.gpu_type, "GPU type whose measured pairs to use")->capture_default_str();

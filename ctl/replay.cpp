@@ -14,6 +14,7 @@
 #include "ctl/commands.hpp"
 #include "model/baseline.hpp"
 #include "model/coloc_model.hpp"
+#include "model/io/files.hpp"
 #include "model/io/gavel_json.hpp"
 #include "model/io/measurements_csv.hpp"
 #include "model/io/profiles_yaml.hpp"
@@ -56,8 +57,8 @@ struct ReplayError : std::runtime_error {
 };
 
 std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw ReplayError(path + ": cannot be read");
+    std::ifstream in;
+    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw ReplayError(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
@@ -88,8 +89,19 @@ model::ProfileCatalogue load_catalogue(const ReplayArgs& a, const std::string& c
         return model::catalogue_from(m);
     }
     std::string path = !a.profiles.empty() ? a.profiles : config_profiles;
-    model::ProfileCatalogue c = path.empty() ? model::catalogue_from(replay::gavel_measurements())
-                                             : model::io::load_profiles_yaml(path);
+    model::ProfileCatalogue c;
+    if (path.empty()) {
+        c = model::catalogue_from(replay::gavel_measurements());
+    } else if (path == a.profiles) {
+        c = model::io::load_profiles_yaml(path);
+    } else {
+        try {
+            c = model::io::load_profiles_yaml(path);
+        } catch (const std::exception& e) {
+            // The path came from colocd.yaml: say so, or the user hunts for a file they never named.
+            throw ReplayError(a.config + ": key 'profiles' (or give --profiles): " + e.what());
+        }
+    }
     return a.exclude_pairs.empty() ? c : without_pairs(c, a.exclude_pairs);
 }
 
@@ -160,7 +172,11 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     } else {
         trace = replay::read_trace_file(a.trace, format, read_options);
     }
-    replay::resolve_gavel_run_times(trace, a.gpu_type);
+    try {
+        replay::resolve_gavel_run_times(trace, a.gpu_type);
+    } catch (const replay::GpuTypeError& e) {
+        throw ReplayError("--gpu-type '" + a.gpu_type + "': " + e.what());
+    }
 
     // The model coloc places by, and the truth.
     model::ColocParams params;
@@ -184,7 +200,12 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
         replay::TruthOptions to;
         to.cannot_corun_slowdown = a.cannot_corun;
         const std::string file = a.truth.substr(9);
-        auto table = replay::load_pair_table(file, a.gpu_type);
+        replay::PairTable table;
+        try {
+            table = replay::load_pair_table(file, a.gpu_type);
+        } catch (const replay::GpuTypeError& e) {
+            throw ReplayError("--gpu-type '" + a.gpu_type + "': " + e.what() + " (--truth " + a.truth + ")");
+        }
         truth_name = "measured same-GPU pairs on " + a.gpu_type + " from " +
                      (file == "gavel" ? std::string("Gavel (built in)") : file) + " (" +
                      std::to_string(table.measured()) + " pairs)";
@@ -230,6 +251,10 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
             context.rule_names.push_back("rule at " + a.rules + ":" + std::to_string(r.line));
     context.cluster = cluster;
     context.total_gpus = topology.total_gpus();
+    for (std::size_t n = 0; n < topology.nodes().size(); ++n) {
+        const auto& type = topology.type_of(static_cast<int>(n));
+        context.total_slots += type.gpus * type.slots_per_gpu;
+    }
     context.model = placement_model->name() + " model on " + a.gpu_type + ", " +
                     std::to_string(catalogue->size()) + " profiles, " + std::to_string(catalogue->pairs().size()) +
                     " measured pairs" + (a.exclude_pairs.empty() ? "" : " (none on " + a.exclude_pairs + ")");
@@ -238,12 +263,17 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     context.seed = a.seed;
 
     if (!a.out.empty()) {
-        std::filesystem::create_directories(a.out);
-        std::ofstream csv(a.out + "/jobs.csv");
+        std::error_code ec;
+        std::filesystem::create_directories(a.out, ec);
+        if (ec) throw ReplayError(a.out + ": cannot create the directory: " + ec.message());
+        std::ofstream csv, summary;
+        for (auto [file, name] : {std::pair{&csv, "/jobs.csv"}, std::pair{&summary, "/summary.json"}})
+            if (auto why = model::io::open_for_writing(*file, a.out + name); !why.empty())
+                throw ReplayError(a.out + name + ": " + why);
         replay::write_jobs_csv(csv, workload, result);
-        std::ofstream summary(a.out + "/summary.json");
         summary << replay::summary_json(context, result).dump(2) << "\n";
-        if (!csv || !summary) throw ReplayError(a.out + ": cannot write the results");
+        if (!csv.flush() || !summary.flush())
+            throw ReplayError(a.out + ": cannot write the results: " + model::io::os_reason());
     }
     if (opts.json || a.json) {
         std::cout << replay::summary_json(context, result).dump(2) << "\n";
@@ -251,7 +281,7 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
         std::cout << replay::describe(context) << "\n" << replay::format_table(result.summaries);
     }
     if (!a.out.empty()) {
-        replay::PlotFiles plots = replay::write_plots(a.out, workload, result, topology.total_gpus(), !a.no_plots);
+        replay::PlotFiles plots = replay::write_plots(a.out, workload, result, context, !a.no_plots);
         std::ostream& note = (opts.json || a.json) ? std::cerr : std::cout;
         note << "\nwrote " << a.out << "/jobs.csv, " << a.out << "/summary.json and " << plots.written.size()
              << " plot files in " << a.out << "\n";
@@ -260,16 +290,31 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     return 0;
 }
 
+// CLI::PositiveNumber says "Value 0 not in range 0.000000 to 1.797...e308": say it plainly.
+const CLI::Validator kAboveZero(
+    [](std::string& text) {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+            v = std::stod(text, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        return used == text.size() && v > 0 ? std::string() : "expected a number above 0, got '" + text + "'";
+    },
+    "NUMBER > 0");
+
 }  // namespace
 
 void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     static ReplayArgs a;
+    a = {};  // a fresh command line starts from the defaults
     auto* cmd = app.add_subcommand("replay", "replay a job log offline, policy against policy (no daemon)");
     cmd->add_option("trace", a.trace, "the job log; none = the built-in demo trace");
     cmd->add_option("--synthetic", a.synthetic,
                     "replay N synthetic jobs instead (sizes 1-64 GPUs, log-normal run times, seeded by --seed)");
     cmd->add_option("--synthetic-load", a.synthetic_load, "GPU time the synthetic jobs ask for, per GPU of the cluster")
-        ->check(CLI::PositiveNumber)
+        ->check(kAboveZero)
         ->capture_default_str();
     cmd->add_option("--format", a.format,
                     "sacct|jobcomp|coloc-history|swf|helios|gavel|tiresias; detected from the content when left out");
@@ -303,7 +348,7 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
                     "measured truth: slowdown of a pair measured as unable to co-run")
         ->capture_default_str();
     cmd->add_option("--load", a.load, "arrival rate factor (2 = the same jobs arrive twice as fast)")
-        ->check(CLI::PositiveNumber)
+        ->check(kAboveZero)
         ->capture_default_str();
     cmd->add_option("--seed", a.seed, "seed for every random choice (profile draws)")->capture_default_str();
     cmd->add_option("--backfill-depth", a.backfill_depth, "queued jobs each backfill pass considers")

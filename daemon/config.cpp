@@ -5,6 +5,7 @@
 #include <sstream>
 #include <yaml-cpp/yaml.h>
 
+#include "model/io/files.hpp"
 #include "slurm/hostlist.hpp"
 
 namespace coloc::daemon {
@@ -277,8 +278,8 @@ int narrow_gpu_count(const Config& cfg, const model::JobProfile& profile, int he
 }
 
 Config load_config(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw ConfigError(path + ": cannot be read");
+    std::ifstream in;
+    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw ConfigError(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     return parse_config(text.str(), path);

@@ -1,6 +1,8 @@
 #include "model/catalogue.hpp"
 
 #include <atomic>
+#include <cmath>
+#include <sstream>
 
 namespace coloc::model {
 
@@ -10,6 +12,13 @@ std::uint64_t next_serial() {
     return ++last;
 }
 }  // namespace
+
+std::string pair_speed_problem(double speed) {
+    if (std::isfinite(speed) && speed > 0 && speed <= kMaxPairSpeed) return "";
+    std::ostringstream o;
+    o << "speed " << speed << " out of range (0, " << kMaxPairSpeed << "]";
+    return o.str();
+}
 
 ProfileCatalogue::ProfileCatalogue() {
     JobProfile def;

@@ -21,6 +21,13 @@ struct MeasuredPair {
     double speed = 1;
 };
 
+// The one rule for a measured pair's speed, wherever a pair comes from (a catalogue, or the
+// measurements fit reads): above 0, and at most a little above solo (measurement noise); a
+// larger value is a typo or throughputs in different units.
+constexpr double kMaxPairSpeed = 1.5;
+// Why `speed` breaks that rule ("speed 6 out of range (0, 1.5]"), or "" when it does not.
+std::string pair_speed_problem(double speed);
+
 class ProfileCatalogue {
 public:
     static constexpr const char* kDefaultName = "default";

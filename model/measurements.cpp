@@ -1,5 +1,6 @@
 #include "model/measurements.hpp"
 
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -46,12 +47,20 @@ ProfileCatalogue catalogue_from(const Measurements& m) {
         p.known["iter_time_s"] = true;
         cat.intern(std::move(p));
     }
+    auto at = [&](const PairMeasurement& pm) {
+        const std::string line = pm.line > 0 ? std::to_string(pm.line) : "";
+        if (m.source.empty()) return line.empty() ? std::string() : "line " + line + ": ";
+        return m.source + (line.empty() ? "" : ":" + line) + ": ";
+    };
     for (const PairMeasurement& pm : m.pairs) {
-        if (!cat.find(pm.job))
-            throw std::invalid_argument("line " + std::to_string(pm.line) + ": job '" + pm.job +
-                                        "' has no solo measurement");
-        if (pm.where != Sharing::Gpu || !cat.find(pm.neighbour)) continue;
+        if (!cat.find(pm.job)) throw std::invalid_argument(at(pm) + "job '" + pm.job + "' has no solo measurement");
         const double s = normalised_speed(m, pm);
+        // Checked at every level (fit calibrates node and link terms with them too).
+        if (s != 0 && !std::isnan(s))
+            if (auto why = pair_speed_problem(s); !why.empty())
+                throw std::invalid_argument(at(pm) + "job '" + pm.job + "' beside '" + pm.neighbour + "' on " +
+                                            pm.gpu_type + ": " + why + " (its throughput over its solo throughput)");
+        if (pm.where != Sharing::Gpu || !cat.find(pm.neighbour)) continue;
         if (s > 0) cat.add_pair(MeasuredPair{pm.job, pm.neighbour, pm.gpu_type, s});
     }
     return cat;

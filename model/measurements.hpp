@@ -32,12 +32,15 @@ struct PairMeasurement {
 struct Measurements {
     std::vector<SoloMeasurement> solo;
     std::vector<PairMeasurement> pairs;
+    std::string source;          // the file they came from, for messages ("" = none)
 };
 
 // Profiles (family, batch size, solo throughput per GPU type, iteration time on the fastest
 // GPU type measured) and same-GPU pairs normalised by the job's solo throughput. Pairs whose
-// job has no solo row on that GPU type are skipped; throws std::invalid_argument when a pair
-// names a job with no solo row at all (the message gives the line).
+// job has no solo row on that GPU type are skipped, as are pairs measured at 0 (cannot co-run).
+// Throws std::invalid_argument ("SOURCE:LINE: reason") when a pair names a job with no solo row
+// at all, or when a pair's speed (its throughput over the job's solo throughput) breaks the
+// rule every catalogue keeps (pair_speed_problem).
 ProfileCatalogue catalogue_from(const Measurements& m);
 
 // Normalised speed of a co-located measurement, or NaN when the job's solo throughput on that

@@ -126,10 +126,11 @@ model::Measurements gavel_measurements() {
 }
 
 void resolve_gavel_run_times(Trace& trace, const std::string& gpu_type) {
-    if (gpu_type != "k80" && gpu_type != "p100" && gpu_type != "v100")
-        throw TraceError(trace.source, "Gavel measured k80, p100 and v100, not '" + gpu_type + "'");
     for (TraceJob& job : trace.jobs) {
         if (job.steps <= 0 || job.run_time > 0) continue;
+        if (gpu_type != "k80" && gpu_type != "p100" && gpu_type != "v100")
+            throw GpuTypeError("Gavel measured k80, p100 and v100 only, and the jobs of " + trace.source +
+                               " take their run times from Gavel's throughputs");
         double thr = gavel_solo_throughput(job.name, job.scale_factor, gpu_type);
         if (thr <= 0) {
             thr = gavel_solo_throughput(job.name, 1, gpu_type);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -48,9 +49,16 @@ model::Measurements gavel_solo_measurements();
 // built-in catalogue of `colocctl replay`, with Gavel's measurements on all three GPU types.
 model::Measurements gavel_measurements();
 
+// The GPU type asked for has no measurements where they are needed (Gavel's tables, a pair
+// file): the fault of whoever chose the type (colocctl names its --gpu-type), not of a file.
+struct GpuTypeError : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
 // Sets run_time = steps / throughput for the jobs of a Gavel trace on `gpu_type`. A scale factor
 // Gavel did not measure uses the one-GPU throughput (the job is taken not to speed up; counted
-// in trace.notes). An unknown job type throws TraceError naming the line.
+// in trace.notes). An unknown job type throws TraceError naming the line; a GPU type Gavel did
+// not measure throws GpuTypeError, and only when a job needs it (other traces carry run times).
 void resolve_gavel_run_times(Trace& trace, const std::string& gpu_type);
 
 }  // namespace coloc::replay

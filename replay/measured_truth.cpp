@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "model/io/files.hpp"
 #include "model/io/gavel_json.hpp"
 #include "model/io/measurements_csv.hpp"
 #include "replay/gavel_throughputs.hpp"
@@ -72,7 +73,7 @@ bool parse_gavel_key(const std::string& key, std::string& job, std::string& scal
 PairTable pair_table_from_gavel_json(const std::string& text, const std::string& source, const std::string& gpu_type) {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw std::runtime_error(source + ": not Gavel's throughput JSON");
-    if (!j.contains(gpu_type)) throw std::runtime_error(source + ": no measurements for GPU type '" + gpu_type + "'");
+    if (!j.contains(gpu_type)) throw GpuTypeError(source + " has no measurements on it");
     PairTable table(gpu_type);
     for (const auto& [key, entry] : j.at(gpu_type).items()) {
         std::string job_type, scale;
@@ -89,7 +90,7 @@ PairTable pair_table_from_gavel_json(const std::string& text, const std::string&
             table.set(job, model::io::gavel_job_name(other_type).name, v[0].get<double>() / solo);
         }
     }
-    if (table.measured() == 0) throw std::runtime_error(source + ": no same-GPU pairs on '" + gpu_type + "'");
+    if (table.measured() == 0) throw GpuTypeError(source + " has no same-GPU pairs on it");
     return table;
 }
 
@@ -108,14 +109,15 @@ PairTable builtin_gavel_pair_table(const std::string& gpu_type) {
     PairTable table(gpu_type);
     for (const GavelPair& p : gavel_pair_speeds())
         if (p.gpu_type == gpu_type) table.set(p.job, p.neighbour, p.speed);
-    if (table.measured() == 0) throw std::runtime_error("Gavel measured k80, p100 and v100, not '" + gpu_type + "'");
+    if (table.measured() == 0) throw GpuTypeError("Gavel measured k80, p100 and v100 only");
     return table;
 }
 
 PairTable load_pair_table(const std::string& path, const std::string& gpu_type) {
     if (path == "gavel") return builtin_gavel_pair_table(gpu_type);
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error(path + ": cannot be read");
+    std::ifstream in;
+    if (auto why = model::io::open_for_reading(in, path); !why.empty())
+        throw std::runtime_error(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     std::string s = text.str();
@@ -126,7 +128,7 @@ PairTable load_pair_table(const std::string& path, const std::string& gpu_type) 
                                 std::istringstream csv(s);
                                 return pair_table_from_measurements(model::io::parse_measurements_csv(csv, path), gpu_type);
                             }();
-    if (table.measured() == 0) throw std::runtime_error(path + ": no same-GPU pairs on '" + gpu_type + "'");
+    if (table.measured() == 0) throw GpuTypeError(path + " has no same-GPU pairs on it");
     return table;
 }
 

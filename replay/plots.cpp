@@ -6,9 +6,12 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "model/io/files.hpp"
 
 namespace coloc::replay {
 
@@ -18,102 +21,166 @@ constexpr std::size_t kMaxPoints = 2000;  // per policy and curve: enough for th
 
 std::string join(const std::string& dir, const std::string& name) { return dir.empty() ? name : dir + "/" + name; }
 
-void write_cdf(std::ostream& out, const Workload& w, const ReplayResult& r) {
+// One block per policy (in run order): x, then the share of jobs with at most x. Values below
+// `floor` are drawn at it (a log scale has no 0).
+void write_cdf(std::ostream& out, const ReplayResult& r, const char* what, double floor,
+               const std::function<std::vector<double>(const PolicyRun&)>& values) {
     for (const PolicyRun& run : r.runs) {
-        std::vector<double> jct;
-        for (std::size_t i = 0; i < w.jobs.size(); ++i)
-            if (run.jobs[i].end >= 0) jct.push_back((run.jobs[i].end - w.jobs[i].submit) / 3600);
-        std::sort(jct.begin(), jct.end());
-        out << "# " << run.policy << ": JCT (hours), share of jobs done by then\n";
-        if (jct.empty()) out << "0 0\n";
-        const std::size_t step = std::max<std::size_t>(1, jct.size() / kMaxPoints);
-        for (std::size_t i = 0; i < jct.size(); i += step)
-            out << std::max(jct[i], 1e-4) << " " << static_cast<double>(i + 1) / static_cast<double>(jct.size()) << "\n";
-        if (!jct.empty()) out << jct.back() << " 1\n";
+        std::vector<double> v = values(run);
+        std::sort(v.begin(), v.end());
+        out << "# " << run.policy << ": " << what << ", share of jobs at or below it\n";
+        if (v.empty()) out << floor << " 0\n";
+        const std::size_t step = std::max<std::size_t>(1, v.size() / kMaxPoints);
+        for (std::size_t i = 0; i < v.size(); i += step)
+            out << std::max(v[i], floor) << " " << static_cast<double>(i + 1) / static_cast<double>(v.size()) << "\n";
+        if (!v.empty()) out << std::max(v.back(), floor) << " 1\n";
         out << "\n\n";
     }
+}
+
+// Per finished job of `run`: f(job, outcome).
+template <typename F>
+std::vector<double> per_job(const Workload& w, const PolicyRun& run, F f) {
+    std::vector<double> v;
+    for (std::size_t i = 0; i < w.jobs.size(); ++i)
+        if (run.jobs[i].end >= 0) v.push_back(f(w.jobs[i], run.jobs[i]));
+    return v;
 }
 
 void write_busy(std::ostream& out, const ReplayResult& r) {
+    auto line = [&](const BusyPoint& b) {
+        out << b.t / 3600 << " " << b.busy_gpus << " " << b.used_slots << " " << b.shared_gpus << "\n";
+    };
     for (const PolicyRun& run : r.runs) {
-        out << "# " << run.policy << ": time (hours), busy GPUs, slots in use\n";
-        if (run.busy.empty()) out << "0 0 0\n";
+        out << "# " << run.policy << ": time (hours), busy GPUs, slots in use, GPUs shared by two jobs or more\n";
+        if (run.busy.empty()) out << "0 0 0 0\n";
         const std::size_t step = std::max<std::size_t>(1, run.busy.size() / kMaxPoints);
-        for (std::size_t i = 0; i < run.busy.size(); i += step)
-            out << run.busy[i].t / 3600 << " " << run.busy[i].busy_gpus << " " << run.busy[i].used_slots << "\n";
-        if (!run.busy.empty())
-            out << run.busy.back().t / 3600 << " " << run.busy.back().busy_gpus << " " << run.busy.back().used_slots << "\n";
+        for (std::size_t i = 0; i < run.busy.size(); i += step) line(run.busy[i]);
+        if (!run.busy.empty()) line(run.busy.back());
         out << "\n\n";
     }
 }
 
-// Shares of jobs per slowdown bin: [1.0, 1.1), ..., [2.9, 3.0), >= 3.
-void write_histogram(std::ostream& out, const Workload& w, const ReplayResult& r) {
-    constexpr int kBins = 21;
-    std::vector<std::vector<double>> share(r.runs.size(), std::vector<double>(kBins, 0));
-    for (std::size_t p = 0; p < r.runs.size(); ++p) {
-        std::size_t n = 0;
-        for (std::size_t i = 0; i < w.jobs.size(); ++i) {
-            const JobOutcome& o = r.runs[p].jobs[i];
-            if (o.end < 0) continue;
-            double s = (o.end - o.start) / w.jobs[i].work;
-            int bin = std::clamp(static_cast<int>((s - 1.0) / 0.1 + 1e-9), 0, kBins - 1);
-            share[p][static_cast<std::size_t>(bin)] += 1;
-            ++n;
-        }
-        for (double& v : share[p]) v = n ? v / static_cast<double>(n) : 0;
+// A gnuplot string literal (double quotes: backslashes and quotes escaped).
+std::string quoted(const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') q += '\\';
+        q += c;
     }
-    out << "# slowdown bin, then the share of each policy's jobs in it:";
-    for (const PolicyRun& run : r.runs) out << " " << run.policy;
-    out << "\n";
-    char label[32];
-    for (int b = 0; b < kBins; ++b) {
-        if (b == kBins - 1) std::snprintf(label, sizeof label, "\">=3.0\"");
-        else std::snprintf(label, sizeof label, "\"%.1f\"", 1.0 + 0.1 * b);
-        out << label;
-        for (const auto& s : share) out << " " << s[static_cast<std::size_t>(b)];
-        out << "\n";
-    }
+    return q + "\"";
 }
 
-void write_script(std::ostream& out, const ReplayResult& r, int total_gpus) {
-    std::string names;
-    for (const PolicyRun& run : r.runs) names += (names.empty() ? "" : " ") + run.policy;
-    const std::size_t n = r.runs.size();
+// Policies keep one colour in every plot. coloc, the one under study, gets the strongest colour
+// and the thickest line, and is drawn last so that no other policy hides it.
+struct Style {
+    std::string colour;
+    double width;
+};
+Style style_of(const std::string& policy, std::size_t i) {
+    if (policy == "coloc") return {"#d7191c", 3};
+    if (policy == "exclusive") return {"#8c8c8c", 1.5};
+    if (policy == "slurm") return {"#74a9cf", 1.5};
+    if (policy == "pack") return {"#78c679", 1.5};
+    if (policy == "spread") return {"#c2a5cf", 1.5};
+    static const char* other[] = {"#fdae61", "#80cdc1", "#bf812d"};
+    return {other[i % 3], 1.5};
+}
+
+// `plot` with one curve per policy from block i of `file`, coloc last.
+std::string plot_policies(const ReplayResult& r, const std::string& file, const std::string& using_, const char* with) {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < r.runs.size(); ++i)
+        if (r.runs[i].policy != "coloc") order.push_back(i);
+    for (std::size_t i = 0; i < r.runs.size(); ++i)
+        if (r.runs[i].policy == "coloc") order.push_back(i);
+    std::string plot = "  plot";
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        const Style st = style_of(r.runs[order[k]].policy, order[k]);
+        char width[16];
+        std::snprintf(width, sizeof width, "%g", st.width);
+        plot += std::string(k ? ", \\\n      " : " ") + quoted(file) + " index " + std::to_string(order[k]) +
+                " using " + using_ + " with " + with + " lw " + width + " lc rgb " + quoted(st.colour) + " title " +
+                quoted(r.runs[order[k]].policy);
+    }
+    return plot + "\n";
+}
+
+int max_of(const ReplayResult& r, int BusyPoint::*field) {
+    int m = 0;
+    for (const PolicyRun& run : r.runs)
+        for (const BusyPoint& b : run.busy) m = std::max(m, b.*field);
+    return m;
+}
+
+// A title: what the plot shows, then what was replayed, on what cluster, at what load, and
+// what decided how fast jobs ran (as a gnuplot string expression, one line each).
+std::string title_of(const std::string& what, const ReplayContext& c) {
+    std::string trace = c.trace_source;
+    if (!trace.empty() && trace[0] != '<') trace = std::filesystem::path(trace).filename().string();
+    char load[32];
+    std::snprintf(load, sizeof load, "%g", c.load);
+    const std::string nl = " . \"\\n\" . ";
+    return quoted(what) + nl + quoted(trace + " (" + c.trace_format + ") at load x" + load + " on " + c.cluster) + nl +
+           quoted("truth: " + c.truth);
+}
+
+void write_script(std::ostream& out, const ReplayResult& r, const ReplayContext& c) {
+    auto title = [&](const std::string& what) { return "  set title " + title_of(what, c) + "\n"; };
+    const int gpus = std::max(1, c.total_gpus);
+    const int slots = std::max(gpus, c.total_slots);
+    const int shared = std::max(1, max_of(r, &BusyPoint::shared_gpus));
     out << "# Renders the replay's plots: gnuplot plots.gp (in this directory).\n"
-        << "policies = \"" << names << "\"\n"
         << "do for [ext in \"svg png\"] {\n"
-        << "  if (ext eq \"svg\") { set terminal svg size 960,600 dynamic font \"sans,12\" } "
-           "else { set terminal pngcairo size 960,600 font \"sans,10\" }\n"
+        << "  if (ext eq \"svg\") { set terminal svg size 960,600 dynamic noenhanced font \"sans,12\" } "
+           "else { set terminal pngcairo size 960,600 noenhanced font \"sans,10\" }\n"
         << "  set grid\n"
+        << "  set key top left opaque\n"  // a CDF rises to the right: its top left is free
+        << "  set yrange [0:1]\n"
+        << "  set logscale x\n"
         << "  set output \"jct_cdf.\".ext\n"
-        << "  set title \"Job completion time\"\n"
+        << title("Job completion time (submit to end)")
         << "  set xlabel \"JCT (hours, log scale)\"\n"
         << "  set ylabel \"share of jobs completed within\"\n"
-        << "  set logscale x\n"
-        << "  set key bottom right\n"
-        << "  set yrange [0:1]\n"
-        << "  plot for [i=0:" << n - 1 << "] \"jct_cdf.dat\" index i using 1:2 with steps lw 2 title word(policies, i+1)\n"
+        << plot_policies(r, "jct_cdf.dat", "1:2", "steps")
+        << "  set output \"wait_cdf.\".ext\n"
+        << title("Wait in the queue (submit to start)")
+        << "  set xlabel \"wait (hours, log scale; waits under a minute drawn at one minute)\"\n"
+        << "  set ylabel \"share of jobs started within\"\n"
+        << plot_policies(r, "wait_cdf.dat", "1:2", "steps")
         << "  unset logscale x\n"
+        << "  set output \"slowdown_cdf.\".ext\n"
+        << title("Slowdown under interference (run time / solo run time)")
+        << "  set xlabel \"slowdown (log scale; 1 = as fast as alone)\"\n"
+        << "  set ylabel \"share of jobs slowed by at most\"\n"
+        << "  set logscale x\n"
+        << "  set xrange [0.97:*]\n"
+        << "  set autoscale xfixmax\n"
+        << "  set xtics (1, 1.2, 1.5, 2, 3, 5, 10, 20, 50)\n"
+        << plot_policies(r, "slowdown_cdf.dat", "1:2", "steps")
+        << "  unset logscale x\n"
+        << "  set xrange [*:*]\n"
+        << "  set xtics autofreq\n"
+        << "  if (ext eq \"svg\") { set terminal svg size 960,900 dynamic noenhanced font \"sans,12\" } "
+           "else { set terminal pngcairo size 960,900 noenhanced font \"sans,10\" }\n"
         << "  set output \"busy_gpus.\".ext\n"
-        << "  set title \"Busy GPUs (of " << total_gpus << ")\"\n"
-        << "  set xlabel \"time (hours)\"\n"
-        << "  set ylabel \"GPUs running at least one job\"\n"
-        << "  set yrange [0:" << total_gpus * 1.05 << "]\n"
+        << "  set multiplot layout 3,1 title " << title_of("GPUs and job slots in use over time", c) << "\n"
+        << "  unset title\n"
         << "  set key top right\n"
-        << "  plot for [i=0:" << n - 1 << "] \"busy_gpus.dat\" index i using 1:2 with steps lw 1.5 title word(policies, i+1)\n"
-        << "  set output \"slowdown_hist.\".ext\n"
-        << "  set title \"Slowdown under interference (run time / solo run time)\"\n"
-        << "  set xlabel \"slowdown (bins of 0.1)\"\n"
-        << "  set ylabel \"share of jobs\"\n"
-        << "  set yrange [0:*]\n"
-        << "  set style data histograms\n"
-        << "  set style histogram clustered gap 1\n"
-        << "  set style fill solid 0.8 border -1\n"
-        << "  set xtics rotate by -45\n"
-        << "  plot for [i=2:" << n + 1 << "] \"slowdown_hist.dat\" using i:xtic(1) title word(policies, i-1)\n"
-        << "  unset style data\n"
-        << "  set xtics norotate\n"
+        << "  unset xlabel\n"
+        << "  set ylabel \"busy GPUs (of " << gpus << ")\"\n"
+        << "  set yrange [0:" << gpus * 1.05 << "]\n"
+        << plot_policies(r, "busy_gpus.dat", "1:2", "steps")
+        << "  unset key\n"
+        << "  set ylabel \"job slots in use (of " << slots << ")\"\n"
+        << "  set yrange [0:" << slots * 1.05 << "]\n"
+        << plot_policies(r, "busy_gpus.dat", "1:3", "steps")
+        << "  set xlabel \"time (hours)\"\n"
+        << "  set ylabel \"GPUs shared by 2+ jobs\"\n"
+        << "  set yrange [0:" << shared * 1.05 << "]\n"
+        << plot_policies(r, "busy_gpus.dat", "1:4", "steps")
+        << "  unset multiplot\n"
+        << "  set key\n"
         << "  set output\n"
         << "}\n";
 }
@@ -146,23 +213,33 @@ std::string run_gnuplot(const std::string& dir) {
 
 }  // namespace
 
-PlotFiles write_plots(const std::string& dir, const Workload& workload, const ReplayResult& result, int total_gpus,
-                      bool render) {
+PlotFiles write_plots(const std::string& dir, const Workload& workload, const ReplayResult& result,
+                      const ReplayContext& context, bool render) {
     PlotFiles files;
     auto write = [&](const char* name, auto&& body) {
-        std::ofstream out(join(dir, name));
+        std::ofstream out;
+        if (auto why = model::io::open_for_writing(out, join(dir, name)); !why.empty())
+            throw std::runtime_error(join(dir, name) + ": " + why);
         body(out);
-        if (!out) throw std::runtime_error(join(dir, name) + ": cannot be written");
+        if (!out.flush()) throw std::runtime_error(join(dir, name) + ": cannot write: " + model::io::os_reason());
         files.written.push_back(join(dir, name));
     };
-    write("jct_cdf.dat", [&](std::ostream& o) { write_cdf(o, workload, result); });
+    using Job = const ReplayJob&;
+    using Out = const JobOutcome&;
+    auto cdf = [&](const char* what, double floor, auto f) {
+        return [&, what, floor, f](std::ostream& o) {
+            write_cdf(o, result, what, floor, [&](const PolicyRun& run) { return per_job(workload, run, f); });
+        };
+    };
+    write("jct_cdf.dat", cdf("JCT (hours)", 1e-4, [](Job j, Out x) { return (x.end - j.submit) / 3600; }));
+    write("wait_cdf.dat", cdf("wait (hours)", 1.0 / 60, [](Job j, Out x) { return (x.start - j.submit) / 3600; }));
+    write("slowdown_cdf.dat", cdf("slowdown", 1.0, [](Job j, Out x) { return (x.end - x.start) / j.work; }));
     write("busy_gpus.dat", [&](std::ostream& o) { write_busy(o, result); });
-    write("slowdown_hist.dat", [&](std::ostream& o) { write_histogram(o, workload, result); });
-    write("plots.gp", [&](std::ostream& o) { write_script(o, result, total_gpus); });
+    write("plots.gp", [&](std::ostream& o) { write_script(o, result, context); });
     if (!render) return files;
     files.problem = run_gnuplot(dir);
     if (files.problem.empty())
-        for (const char* plot : {"jct_cdf", "busy_gpus", "slowdown_hist"})
+        for (const char* plot : {"jct_cdf", "wait_cdf", "slowdown_cdf", "busy_gpus"})
             for (const char* ext : {".svg", ".png"}) files.written.push_back(join(dir, std::string(plot) + ext));
     return files;
 }

@@ -1,12 +1,13 @@
-// The replay's plots, rendered by gnuplot as SVG and PNG: the JCT distribution per policy (CDF),
-// busy GPUs over time, and a histogram of slowdowns. The data files and the gnuplot script stay
-// beside them, so a plot can be redrawn or restyled.
+// The replay's plots, rendered by gnuplot as SVG and PNG: the distributions (CDFs) of JCT, wait
+// and slowdown per policy, and busy GPUs, slots in use and shared GPUs over time. The data files
+// and the gnuplot script stay beside them, so a plot can be redrawn or restyled.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "replay/replay.hpp"
+#include "replay/report.hpp"
 #include "replay/workload.hpp"
 
 namespace coloc::replay {
@@ -17,7 +18,8 @@ struct PlotFiles {
 };
 
 // Writes into `dir` (which must exist); runs `gnuplot` (found on PATH) unless `render` is false.
+// The titles name the trace, cluster, truth and load of `context`.
 PlotFiles write_plots(const std::string& dir, const Workload& workload, const ReplayResult& result,
-                      int total_gpus, bool render = true);
+                      const ReplayContext& context, bool render = true);
 
 }  // namespace coloc::replay

@@ -1,5 +1,7 @@
 #include "replay/profile_rules.hpp"
 
+#include "model/io/files.hpp"
+
 #include <fstream>
 #include <regex.h>
 #include <sstream>
@@ -112,8 +114,8 @@ ProfileRules parse_profile_rules(const std::string& text, const std::string& sou
 }
 
 ProfileRules load_profile_rules(const std::string& path, const model::ProfileCatalogue& catalogue) {
-    std::ifstream in(path);
-    if (!in) throw RulesError(path + ": cannot be read");
+    std::ifstream in;
+    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw RulesError(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     return parse_profile_rules(text.str(), path, catalogue);

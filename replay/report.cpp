@@ -26,7 +26,7 @@ std::string describe(const ReplayContext& c) {
     if (c.bad) {
         out << "bad:      " << c.bad << " malformed records skipped (--skip-bad)";
         for (std::size_t i = 0; i < c.bad_lines.size() && i < 3; ++i)
-            out << (i ? "; " : ": ") << "line " << c.bad_lines[i].line << ": " << c.bad_lines[i].why;
+            out << (i ? "; " : ": ") << c.trace_source << ":" << c.bad_lines[i].line << ": " << c.bad_lines[i].why;
         out << "\n";
     }
     std::map<std::string, std::size_t> not_replayed;

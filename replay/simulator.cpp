@@ -319,6 +319,8 @@ private:
         last_[static_cast<std::size_t>(j)] = now;
         ++run_.events;
         const place::RunningJob& placed = *state_.find(static_cast<place::JobId>(j));
+        for (const place::Placement& p : placed.where)
+            for (int g : p.gpus) shared_ += state_.used_slots(p.node, g) == 2;  // its second job: now shared
         for (int a : affected_by(placed)) advance(a, now);
         for (int a : affected_) rerate(a, now);
         rerate(j, now);
@@ -332,6 +334,8 @@ private:
         remaining_[static_cast<std::size_t>(j)] = 0;
         expected_.erase({run_.jobs[static_cast<std::size_t>(j)].start + jobs_[static_cast<std::size_t>(j)].limit, j});
         heap_.erase(j, finish_);
+        for (const place::Placement& p : job.where)
+            for (int g : p.gpus) shared_ -= state_.used_slots(p.node, g) == 2;  // down to one job: no longer shared
         state_.remove(static_cast<place::JobId>(j));
         run_.jobs[static_cast<std::size_t>(j)].end = now;
         ++run_.events;
@@ -342,7 +346,7 @@ private:
         run_.busy_gpu_seconds += busy_now_ * (now - busy_since_);
         busy_now_ = state_.busy_gpus();
         busy_since_ = now;
-        BusyPoint p{now, state_.busy_gpus(), state_.used_slots_total()};
+        BusyPoint p{now, state_.busy_gpus(), state_.used_slots_total(), shared_};
         if (!options_.record_busy) {
             run_.busy.assign(1, p);
             return;
@@ -351,7 +355,9 @@ private:
             run_.busy.back() = p;
             return;
         }
-        if (!run_.busy.empty() && run_.busy.back().busy_gpus == p.busy_gpus && run_.busy.back().used_slots == p.used_slots)
+        const BusyPoint* last = run_.busy.empty() ? nullptr : &run_.busy.back();
+        if (last && last->busy_gpus == p.busy_gpus && last->used_slots == p.used_slots &&
+            last->shared_gpus == p.shared_gpus)
             return;  // no change: the last point still holds
         run_.busy.push_back(p);
     }
@@ -386,6 +392,7 @@ private:
     std::vector<int> touched_nodes_;
 
     double busy_now_ = 0, busy_since_ = 0;
+    int shared_ = 0;  // GPUs holding two jobs or more
 
     std::vector<unsigned> stamp_;
     unsigned epoch_ = 0;

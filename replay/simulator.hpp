@@ -48,6 +48,7 @@ struct BusyPoint {
     double t = 0;
     int busy_gpus = 0;   // GPUs running at least one job
     int used_slots = 0;  // job slots taken (> busy_gpus when GPUs are shared)
+    int shared_gpus = 0; // GPUs holding two jobs or more
 };
 
 struct PolicyRun {

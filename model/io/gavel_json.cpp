@@ -1,4 +1,5 @@
 #include "model/io/gavel_json.hpp"
+#include "model/io/files.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -63,6 +64,7 @@ Measurements measurements_from_gavel_json(const std::string& text, const std::st
     }
     if (!j.is_object()) throw std::runtime_error(source + ": expected an object of GPU types");
     Measurements m;
+    m.source = source;
     for (const char* gpu : {"k80", "p100", "v100"}) {
         if (!j.contains(gpu)) continue;
         for (const auto& [key, entry] : j.at(gpu).items()) {
@@ -92,8 +94,8 @@ Measurements measurements_from_gavel_json(const std::string& text, const std::st
 }
 
 Measurements read_gavel_json(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error(path + ": cannot open");
+    std::ifstream in;
+    if (auto why = open_for_reading(in, path); !why.empty()) throw std::runtime_error(path + ": " + why);
     std::stringstream ss;
     ss << in.rdbuf();
     return measurements_from_gavel_json(ss.str(), path);

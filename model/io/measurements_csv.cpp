@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "model/io/csv.hpp"
+#include "model/io/files.hpp"
 
 namespace coloc::model::io {
 
@@ -46,6 +47,7 @@ std::string fmt(double v) {
 
 Measurements parse_measurements_csv(std::istream& in, const std::string& source) {
     Measurements m;
+    m.source = source;
     std::string text;
     int line = 0;
     bool header = false;
@@ -81,8 +83,8 @@ Measurements parse_measurements_csv(std::istream& in, const std::string& source)
 }
 
 Measurements read_measurements_csv(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw MeasurementError(path + ": cannot open");
+    std::ifstream in;
+    if (auto why = open_for_reading(in, path); !why.empty()) throw MeasurementError(path + ": " + why);
     return parse_measurements_csv(in, path);
 }
 

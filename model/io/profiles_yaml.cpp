@@ -1,4 +1,5 @@
 #include "model/io/profiles_yaml.hpp"
+#include "model/io/files.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -90,8 +91,8 @@ void pairs(const Ctx& c, const YAML::Node& n, ProfileCatalogue& cat) {
                 const std::string other = text(c, nb.first, "pairs." + gpu + "." + job);
                 const std::string key = "pairs." + gpu + "." + job + "." + other;
                 if (!cat.find(other)) c.fail(nb.first, key, "no such profile");
-                const double s = number(c, nb.second, key, 0, 1.5);
-                if (s <= 0) c.fail(nb.second, key, "speed must be > 0");
+                const double s = number(c, nb.second, key, -1e300, 1e300);
+                if (auto why = pair_speed_problem(s); !why.empty()) c.fail(nb.second, key, why);
                 cat.add_pair(MeasuredPair{job, other, gpu, s});
             }
         }
@@ -127,8 +128,8 @@ ProfileCatalogue parse_profiles_yaml(const std::string& text_in, const std::stri
 }
 
 ProfileCatalogue load_profiles_yaml(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw ProfileError(path + ": cannot open");
+    std::ifstream in;
+    if (auto why = open_for_reading(in, path); !why.empty()) throw ProfileError(path + ": " + why);
     std::stringstream ss;
     ss << in.rdbuf();
     return parse_profiles_yaml(ss.str(), path);

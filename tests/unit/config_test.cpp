@@ -91,6 +91,6 @@ TEST_CASE("a file that cannot be read names its path") {
         load_config("/nonexistent/colocd.yaml");
         FAIL("no error");
     } catch (const ConfigError& e) {
-        CHECK(std::string(e.what()) == "/nonexistent/colocd.yaml: cannot be read");
+        CHECK(std::string(e.what()) == "/nonexistent/colocd.yaml: cannot open: No such file or directory");
     }
 }

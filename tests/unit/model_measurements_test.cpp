@@ -55,7 +55,8 @@ TEST_CASE("measurement CSV errors carry line numbers") {
     CHECK(error_of(std::string(kHeader) + "\"a,,,v100,,,1\n") == "m.csv:2: unterminated quote");
     CHECK(error_of("") == "m.csv:0: no header line");
     std::istringstream orphan(std::string(kHeader) + "a,,,v100,,,1\nz,,,v100,a,gpu,1\n");
-    CHECK_THROWS_WITH(catalogue_from(parse_measurements_csv(orphan, "m.csv")), "line 3: job 'z' has no solo measurement");
+    CHECK_THROWS_WITH(catalogue_from(parse_measurements_csv(orphan, "m.csv")),
+                      "m.csv:3: job 'z' has no solo measurement");
 }
 
 TEST_CASE("Gavel's JSON: scale factor 1 only, could-not-co-run pairs left out") {

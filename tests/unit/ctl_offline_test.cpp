@@ -1,0 +1,194 @@
+// colocctl's offline commands (predict, fit, replay) as a user meets them: what they say when a
+// file or an option is wrong.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "ctl/cli.hpp"
+#include "model/catalogue.hpp"
+#include "model/io/profiles_yaml.hpp"
+#include "test_env.hpp"
+
+namespace {
+
+struct Run {
+    int rc = 0;
+    std::string out, err;
+};
+
+// Runs `colocctl ARGS...` in this process, capturing what it prints.
+Run colocctl(std::vector<std::string> args) {
+    args.insert(args.begin(), "colocctl");
+    std::vector<const char*> argv;
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    std::ostringstream out, err;
+    auto* old_out = std::cout.rdbuf(out.rdbuf());
+    auto* old_err = std::cerr.rdbuf(err.rdbuf());
+    Run r;
+    try {
+        r.rc = coloc::ctl::colocctl_main(static_cast<int>(argv.size()), argv.data());
+    } catch (...) {
+        std::cout.rdbuf(old_out);
+        std::cerr.rdbuf(old_err);
+        throw;
+    }
+    std::cout.rdbuf(old_out);
+    std::cerr.rdbuf(old_err);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+std::string write(const std::string& name, const std::string& text) {
+    const std::string path = coloc::test::scratch(name);
+    std::ofstream(path) << text;
+    return path;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+const char* kProfiles = "profiles:\n  - { name: a, sm_util: 0.5 }\n  - { name: b, sm_util: 0.3 }\n";
+const char* kHeader = "job,family,batch_size,gpu_type,neighbour,where,throughput\n";
+
+}  // namespace
+
+TEST_CASE("predict: a directory or a missing file as --pairs is an error naming the path and why") {
+    const std::string profiles = write("p.yaml", kProfiles);
+    const std::string dir = coloc::test::scratch("pairs-dir");
+    std::filesystem::create_directories(dir);
+    Run r = colocctl({"predict", "--profiles", profiles, "--pairs", dir});
+    CHECK(r.rc == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == "colocctl: error: " + dir + ": is a directory, not a file\n");
+
+    r = colocctl({"predict", "--profiles", profiles, "--pairs", dir + "/none.csv"});
+    CHECK(r.rc == 1);
+    CHECK(r.err == "colocctl: error: " + dir + "/none.csv: cannot open: No such file or directory\n");
+    r = colocctl({"predict", "--profiles", dir + "/none.yaml", "--pairs", dir});
+    CHECK(r.err == "colocctl: error: " + dir + "/none.yaml: cannot open: No such file or directory\n");
+
+    // Line errors read FILE:LINE: reason, as everywhere.
+    const std::string pairs = write("pairs.csv", "a,b,where\na,zz,gpu\n");
+    r = colocctl({"predict", "--profiles", profiles, "--pairs", pairs});
+    CHECK(r.err == "colocctl: error: " + pairs + ":2: unknown profile 'zz'\n");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("one rule for pair speeds: fit rejects at input what predict would reject in the catalogue") {
+    CHECK(coloc::model::pair_speed_problem(0.7).empty());
+    CHECK(coloc::model::pair_speed_problem(1.5).empty());
+    CHECK(coloc::model::pair_speed_problem(6) == "speed 6 out of range (0, 1.5]");
+    CHECK(coloc::model::pair_speed_problem(0) == "speed 0 out of range (0, 1.5]");
+    CHECK(coloc::model::pair_speed_problem(-1) == "speed -1 out of range (0, 1.5]");
+
+    // Solo 10, beside b 60: speed 6.
+    const std::string m =
+        write("m.csv", std::string(kHeader) + "a,,,v100,,,10\nb,,,v100,,,10\n# c\n\na,,,v100,b,gpu,60\n");
+    const std::string out = coloc::test::scratch("fit.yaml");
+    Run r = colocctl({"fit", "--measurements", m, "--out", out});
+    CHECK(r.rc == 1);
+    CHECK(r.err == "colocctl: error: " + m + ":6: job 'a' beside 'b' on v100: speed 6 out of range (0, 1.5] " +
+                       "(its throughput over its solo throughput)\n");
+    CHECK(!std::filesystem::exists(out));
+
+    // The catalogue reader says the same of the same speed.
+    const std::string cat = write("c.yaml", std::string(kProfiles) + "pairs:\n  v100:\n    a: { b: 6.0 }\n");
+    try {
+        coloc::model::io::load_profiles_yaml(cat);
+        FAIL("no error");
+    } catch (const std::exception& e) {
+        CHECK(std::string(e.what()) == cat + ":6: key 'pairs.v100.a.b': speed 6 out of range (0, 1.5]");
+    }
+}
+
+TEST_CASE("fit: the parameters carry the GPU type of the data, and predict reads what fit wrote") {
+    const std::string m = write("a100.csv", std::string(kHeader) + "a,x,,a100,,,10\nb,y,,a100,,,20\n" +
+                                                "a,,,a100,b,gpu,7\nb,,,a100,a,gpu,12\n");
+    const std::string out = coloc::test::scratch("fit.yaml"), params = coloc::test::scratch("params.json");
+    Run r = colocctl({"fit", "--measurements", m, "--out", out, "--params-out", params});
+    REQUIRE(r.rc == 0);
+    CHECK(has(r.out, "parameters for a100"));
+    std::ifstream in(params);
+    CHECK(nlohmann::json::parse(in).at("gpu_type") == "a100");
+
+    const std::string pairs = write("pairs.csv", "a,b,gpu\n");
+    r = colocctl({"predict", "--profiles", out, "--pairs", pairs, "--params", params, "--gpu-type", "a100"});
+    CHECK(r.rc == 0);
+    CHECK(r.err.empty());
+
+    // A GPU type the data does not have is the option's fault.
+    r = colocctl({"fit", "--measurements", m, "--out", out, "--gpu-type", "v100"});
+    CHECK(r.rc == 1);
+    CHECK(r.err == "colocctl: error: --gpu-type 'v100': " + m + " has no measurement on it (it has a100)\n");
+
+    // Data on several types: the user says which the parameters are for.
+    const std::string two = write("two.csv", std::string(kHeader) + "a,x,,a100,,,10\na,x,,v100,,,8\n");
+    r = colocctl({"fit", "--measurements", two, "--out", out});
+    CHECK(r.rc == 1);
+    CHECK(r.err == "colocctl: error: " + two + " holds measurements on a100, v100: give --gpu-type, the GPU type " +
+                       "of the nodes the parameters are for\n");
+    r = colocctl({"fit", "--measurements", two, "--out", out, "--gpu-type", "v100", "--params-out", params});
+    CHECK(r.rc == 0);
+    CHECK(has(r.out, "parameters for v100"));
+
+    r = colocctl({"fit", "--measurements", m, "--out", coloc::test::scratch("none") + "/fit.yaml"});
+    CHECK(r.rc == 1);
+    CHECK(has(r.err, "/fit.yaml: cannot open for writing: No such file or directory\n"));
+}
+
+TEST_CASE("command-line errors carry the colocctl: error: prefix") {
+    Run r = colocctl({"replay", "--load", "-1"});
+    CHECK(r.rc == 2);
+    CHECK(r.err.rfind("colocctl: error: --load", 0) == 0);
+    CHECK(has(r.err, "expected a number above 0, got '-1'"));
+    r = colocctl({"predict", "--profiles", "x"});
+    CHECK(r.rc == 2);
+    CHECK(r.err.rfind("colocctl: error: --pairs is required", 0) == 0);
+    r = colocctl({"fit", "--bogus"});
+    CHECK(r.rc == 2);
+    CHECK(r.err.rfind("colocctl: error: ", 0) == 0);
+    r = colocctl({"--help"});
+    CHECK(r.rc == 0);
+}
+
+TEST_CASE("replay: a catalogue named by colocd.yaml is blamed on the config's profiles key") {
+    const std::string config = write("colocd.yaml", "profiles: /nonexistent/profiles.yaml\n"
+                                                    "node_types:\n  quad: { gpus: 4 }\n"
+                                                    "nodes:\n  - { names: \"n[1-2]\", type: quad }\n");
+    Run r = colocctl({"replay", "--config", config, "--no-progress"});
+    CHECK(r.rc == 1);
+    CHECK(r.err == "colocctl: error: " + config +
+                       ": key 'profiles' (or give --profiles): /nonexistent/profiles.yaml: cannot open: "
+                       "No such file or directory\n");
+}
+
+TEST_CASE("replay: an --out that cannot be made says why") {
+    Run r = colocctl({"replay", "--out", "/dev/null/x", "--no-progress", "--no-plots"});
+    CHECK(r.rc == 1);
+    CHECK(has(r.err, "colocctl: error: /dev/null/x: cannot create the directory: Not a directory\n"));
+}
+
+TEST_CASE("replay: a GPU type without measurements is blamed on --gpu-type, not the trace") {
+    // The demo trace judged by Gavel's pairs, which has none on a100.
+    Run r = colocctl({"replay", "--gpu-type", "a100", "--no-progress"});
+    CHECK(r.rc == 1);
+    CHECK(r.err ==
+          "colocctl: error: --gpu-type 'a100': Gavel measured k80, p100 and v100 only (--truth measured:gavel)\n");
+
+    // A Gavel trace takes its run times from Gavel's throughputs.
+    const std::string trace = write("gavel.trace", "A3C\tcmd\t--steps\t0\t500\t0.0\t1\n");
+    r = colocctl({"replay", trace, "--gpu-type", "a100", "--no-progress"});
+    CHECK(r.rc == 1);
+    CHECK(r.err == "colocctl: error: --gpu-type 'a100': Gavel measured k80, p100 and v100 only, and the jobs of " +
+                       trace + " take their run times from Gavel's throughputs\n");
+
+    // Other traces carry their run times: any GPU type will do for them.
+    const std::string hist = write("h.jsonl", "{\"format\":\"coloc-history\",\"version\":1}\n");
+    r = colocctl({"replay", hist, "--gpu-type", "a100", "--no-progress"});
+    CHECK(!has(r.err, "--gpu-type"));
+}
