@@ -141,6 +141,7 @@ san-integration-test: all $(BUILD)/tests/coloc-load $(BUILD)/tests/coloc-send $(
 	COLOC_BUILD_DIR=$(BUILD) COLOC_SANITIZED_DIR=$(SAN_BUILD) tests/integration/run
 
 check: deps
+	$(MAKE) format-check
 	$(MAKE) all
 	$(MAKE) slurm-headers-check
 	$(MAKE) san-test
@@ -166,6 +167,10 @@ slurm-headers-check:
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+
+# Fails, naming each file and line, where the code strays from .clang-format.
+format-check:
+	clang-format --dry-run -Werror $$(git ls-files '*.cpp' '*.hpp')
 
 clean:
 	rm -rf $(BUILD)

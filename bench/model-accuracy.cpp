@@ -24,7 +24,9 @@
 using namespace coloc::model;
 
 namespace {
-struct Targets { double v100, p100, k80; };
+struct Targets {
+    double v100, p100, k80;
+};
 const Targets kLotoTarget{0.08, 0.045, 0.045};
 
 double target_for(const std::string& gpu) {
@@ -37,9 +39,10 @@ void accuracy_table(const std::string& path, bool check, std::vector<std::string
     const ProfileCatalogue cat = catalogue_from(m);
     const GpuShareParams params;
     std::printf("same-GPU normalised speed (co-located / solo), mean absolute error; data: %s\n", path.c_str());
-    std::printf("%-5s %5s %5s | %-30s | %-30s\n", "gpu", "types", "obs", "(a) leave-one-pair-out", "(b) leave-one-job-type-out");
-    std::printf("%-5s %5s %5s | %6s %6s %6s %8s | %6s %6s %6s %8s %6s\n", "", "", "", "coloc", "none", "median", "row/col",
-                "coloc", "none", "median", "family", "target");
+    std::printf("%-5s %5s %5s | %-30s | %-30s\n", "gpu", "types", "obs", "(a) leave-one-pair-out",
+                "(b) leave-one-job-type-out");
+    std::printf("%-5s %5s %5s | %6s %6s %6s %8s | %6s %6s %6s %8s %6s\n", "", "", "", "coloc", "none", "median",
+                "row/col", "coloc", "none", "median", "family", "target");
     for (const char* gpu : {"v100", "p100", "k80"}) {
         const GpuPairData d = gpu_pair_data(cat, gpu);
         if (d.types.empty()) continue;
@@ -47,8 +50,8 @@ void accuracy_table(const std::string& path, bool check, std::vector<std::string
         const CvScores b = leave_one_type_out(d, params);
         const double tgt = target_for(gpu);
         std::printf("%-5s %5zu %5d | %6.4f %6.4f %6.4f %8.4f | %6.4f %6.4f %6.4f %8.4f %6.3f\n", gpu, d.types.size(),
-                    d.observations(), a.coloc.value(), a.none.value(), a.median.value(), a.baseline.value(), b.coloc.value(),
-                    b.none.value(), b.median.value(), b.baseline.value(), tgt);
+                    d.observations(), a.coloc.value(), a.none.value(), a.median.value(), a.baseline.value(),
+                    b.coloc.value(), b.none.value(), b.median.value(), b.baseline.value(), tgt);
         if (!check) continue;
         const std::string g = gpu;
         if (!(a.coloc.value() < a.baseline.value())) missed.push_back(g + " (a) not below row/col");
@@ -60,7 +63,10 @@ void accuracy_table(const std::string& path, bool check, std::vector<std::string
 
 // Shared-link closed form (phase.hpp) against the time-stepped simulator (phase_sim.hpp).
 double phase_sweep(std::vector<std::string>& missed) {
-    struct Worst { double err = 0; int cases = 0; };
+    struct Worst {
+        double err = 0;
+        int cases = 0;
+    };
     std::map<std::string, Worst> worst;
     const double dt = 1e-3, horizon = 300;
     auto run = [&](const std::string& regime, double Ta, double ba, double Tb, double bb, double offset,
@@ -95,7 +101,8 @@ double phase_sweep(std::vector<std::string>& missed) {
                 w.err = std::max(w.err, std::abs(closed - sim.slowdown[0]));
                 ++w.cases;
             }
-    std::printf("\nshared link: closed form vs time-stepped simulator (2 jobs, fair sharing, dt %.0e s, %g s)\n", dt, horizon);
+    std::printf("\nshared link: closed form vs time-stepped simulator (2 jobs, fair sharing, dt %.0e s, %g s)\n", dt,
+                horizon);
     std::printf("%-12s %6s %18s\n", "regime", "cases", "max |error| (slowdown)");
     double max_err = 0;
     for (const auto& [name, w] : worst) {
@@ -118,11 +125,12 @@ void published_points() {
         const double in_step = 1 + (k - 1) * d;
         std::printf("  model: %d equal jobs, duty 1/%d, in step vs interleaved: %.2fx iteration time\n", k, k, in_step);
     }
-    std::printf("  Cassini (Rajasekaran, Ghobadi, Akella; NSDI'24, abstract): interleaving communication phases\n"
-                "  of jobs sharing links improved average / tail job completion time by up to 1.6x / 2.5x over\n"
-                "  state-of-the-art ML schedulers (13 models, 24-server testbed). The model's fair-sharing bound\n"
-                "  for the average, 2 - 1/k for k jobs on a link, reaches 1.6x at k >= 3; the tail also carries\n"
-                "  queueing and congestion (ECN) effects the model does not represent.\n");
+    std::printf(
+        "  Cassini (Rajasekaran, Ghobadi, Akella; NSDI'24, abstract): interleaving communication phases\n"
+        "  of jobs sharing links improved average / tail job completion time by up to 1.6x / 2.5x over\n"
+        "  state-of-the-art ML schedulers (13 models, 24-server testbed). The model's fair-sharing bound\n"
+        "  for the average, 2 - 1/k for k jobs on a link, reaches 1.6x at k >= 3; the tail also carries\n"
+        "  queueing and congestion (ECN) effects the model does not represent.\n");
 }
 
 void hot_path(const std::string& path) {
@@ -153,9 +161,10 @@ void hot_path(const std::string& path) {
     }
     const auto t3 = std::chrono::steady_clock::now();
     auto us = [](auto a, auto b) { return std::chrono::duration<double, std::micro>(b - a).count(); };
-    std::printf("\nhot path: model build (%d profiles, same-GPU cache) %.1f ms; slowdown() with 3 neighbours "
-                "%.3f us/call (catalogue profiles); %.2f us/call for a profile outside the catalogue  [%g]\n",
-                n, us(t0, t1) / 1000, us(t1, t2) / calls, us(t2, t3) / slow_calls, sink > 0 ? 1.0 : 0.0);
+    std::printf(
+        "\nhot path: model build (%d profiles, same-GPU cache) %.1f ms; slowdown() with 3 neighbours "
+        "%.3f us/call (catalogue profiles); %.2f us/call for a profile outside the catalogue  [%g]\n",
+        n, us(t0, t1) / 1000, us(t1, t2) / calls, us(t2, t3) / slow_calls, sink > 0 ? 1.0 : 0.0);
 }
 }  // namespace
 
@@ -166,9 +175,10 @@ int main(int argc, char** argv) {
     }
     std::vector<std::string> missed;
     try {
-        std::printf("Gavel measured pairs (stanford-futuredata/gavel, MIT). Targets apply to the first table.\n"
-                    "coloc: kernel local-linear regression over solo features (family, batch size, throughput\n"
-                    "ratios across GPU types, iteration time); one set of bandwidths for all GPU types.\n\n");
+        std::printf(
+            "Gavel measured pairs (stanford-futuredata/gavel, MIT). Targets apply to the first table.\n"
+            "coloc: kernel local-linear regression over solo features (family, batch size, throughput\n"
+            "ratios across GPU types, iteration time); one set of bandwidths for all GPU types.\n\n");
         accuracy_table(argv[1], true, missed);
         if (argc == 3) {
             std::printf("\n(secondary, informational)\n");

@@ -12,6 +12,7 @@
 //
 //   tests/unit-run build/bench/place-latency [--requests N] [--scale-requests N] [--clients N]
 // (bench/place-latency does that: the run needs a munged, COLOC_MUNGE_SOCKET names it.)
+#include <zmq.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -27,7 +28,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-#include <zmq.h>
 
 #include <CLI/CLI.hpp>
 
@@ -172,13 +172,16 @@ struct ClientLog {
     std::map<std::string, long> outcomes;  // "ok" or the error code
 };
 
-const std::vector<std::string> kProfiles = {"bert-base-b32", "resnet50-b64", "transformer-b128", "lm-b20",
-                                            "recommendation-b2048", "vit-b16-b64", "a3c", "bert-large-4gpu"};
+const std::vector<std::string> kProfiles = {"bert-base-b32", "resnet50-b64",         "transformer-b128",
+                                            "lm-b20",        "recommendation-b2048", "vit-b16-b64",
+                                            "a3c",           "bert-large-4gpu"};
 
 class LoadClient {
 public:
     LoadClient(const std::string& endpoint, int index, int nodes)
-        : conn_(endpoint), rng_(1234 + static_cast<unsigned>(index)), nodes_(nodes),
+        : conn_(endpoint),
+          rng_(1234 + static_cast<unsigned>(index)),
+          nodes_(nodes),
           next_id_(1 + static_cast<std::int64_t>(index) * 100'000'000) {}
 
     void place() {
@@ -186,10 +189,15 @@ public:
         const int pick = std::uniform_int_distribution<int>(0, 99)(rng_);
         const int slots = pick < 70 ? 1 : pick < 90 ? 2 : 4;
         const std::int64_t id = next_id_++;
-        json body = {{"op", "place"}, {"job_id", id}, {"job_uid", 1000}, {"node", node_name(node)},
-                     {"partition", "gpu"}, {"job_name", "bench"},
+        json body = {{"op", "place"},
+                     {"job_id", id},
+                     {"job_uid", 1000},
+                     {"node", node_name(node)},
+                     {"partition", "gpu"},
+                     {"job_name", "bench"},
                      {"profile", kProfiles[static_cast<std::size_t>(pick) % kProfiles.size()]},
-                     {"mode", "bind"}, {"slots", slots}};
+                     {"mode", "bind"},
+                     {"slots", slots}};
         if (send(body)) running_.push_back({id, node});
     }
 
@@ -199,8 +207,12 @@ public:
         RunningJob job = running_[i];
         running_[i] = running_.back();
         running_.pop_back();
-        send({{"op", "ended"}, {"job_id", job.id}, {"node", node_name(job.node)}, {"exit_status", 0},
-              {"elapsed_s", 60.0}, {"time", static_cast<std::int64_t>(std::time(nullptr))}});
+        send({{"op", "ended"},
+              {"job_id", job.id},
+              {"node", node_name(job.node)},
+              {"exit_status", 0},
+              {"elapsed_s", 60.0},
+              {"time", static_cast<std::int64_t>(std::time(nullptr))}});
     }
 
     ClientLog& log() { return log_; }
@@ -236,8 +248,8 @@ struct PhaseResult {
     double seconds = 0;
     double decision_p50_us = 0, decision_p99_us = 0, decision_within_50us = 0;
     double decision_cpu_p50_us = 0, decision_cpu_p99_us = 0;  // the serving thread's CPU time
-    double place_handling_us = 0, ended_handling_us = 0;  // mean, munge decode + handler, before the commit
-    double server_cpu_us = 0;  // the serving thread's CPU time per request
+    double place_handling_us = 0, ended_handling_us = 0;      // mean, munge decode + handler, before the commit
+    double server_cpu_us = 0;                                 // the serving thread's CPU time per request
     std::vector<double> latency_us;
     std::map<std::string, long> outcomes;
     std::size_t running_after = 0, running_expected = 0;
@@ -276,7 +288,8 @@ PhaseResult run_phase(int nodes, int jobs_per_node, long requests, int clients, 
         for (int c = 0; c < clients; ++c) load.push_back(std::make_unique<LoadClient>(colocd.endpoint(), c, nodes));
         auto in_parallel = [&](auto&& work) {
             std::vector<std::thread> threads;
-            for (int c = 0; c < clients; ++c) threads.emplace_back([&, c] { work(*load[static_cast<std::size_t>(c)], c); });
+            for (int c = 0; c < clients; ++c)
+                threads.emplace_back([&, c] { work(*load[static_cast<std::size_t>(c)], c); });
             for (auto& t : threads) t.join();
         };
         const long seed = static_cast<long>(nodes) * jobs_per_node;
@@ -312,7 +325,8 @@ PhaseResult run_phase(int nodes, int jobs_per_node, long requests, int clients, 
         out.decision_within_50us = static_cast<double>(during[static_cast<std::size_t>(at_50us)]) /
                                    static_cast<double>(std::max<std::uint64_t>(1, during.back()));
         for (auto& client : load) {
-            out.latency_us.insert(out.latency_us.end(), client->log().latency_us.begin(), client->log().latency_us.end());
+            out.latency_us.insert(out.latency_us.end(), client->log().latency_us.begin(),
+                                  client->log().latency_us.end());
             for (const auto& [k, n] : client->log().outcomes) out.outcomes[k] += n;
             out.running_expected += client->running();
         }
@@ -342,7 +356,8 @@ FixedWork fixed_work(double target_us, int samples) {
     };
     long steps = 1000;
     for (int round = 0; round < 4; ++round)
-        steps = std::max(1L, static_cast<long>(static_cast<double>(steps) * target_us / percentile(run(steps, 200), 0.5)));
+        steps =
+            std::max(1L, static_cast<long>(static_cast<double>(steps) * target_us / percentile(run(steps, 200), 0.5)));
     const std::vector<double> t = run(steps, samples);
     return {percentile(t, 0.5), percentile(t, 0.99)};
 }
@@ -439,7 +454,8 @@ EchoResult echo_baseline(int clients, long requests, const json& sample, const s
     zmq_close(router);
     zmq_ctx_term(ctx);
     std::filesystem::remove_all(tmpl);
-    if (refused > 0) throw std::runtime_error("the sealed echo refused " + std::to_string(refused.load()) + " credentials");
+    if (refused > 0)
+        throw std::runtime_error("the sealed echo refused " + std::to_string(refused.load()) + " credentials");
     for (auto& v : per) out.latency_us.insert(out.latency_us.end(), v.begin(), v.end());
     return out;
 }
@@ -467,9 +483,16 @@ int main(int argc, char** argv) {
                     kSlotsPerGpu);
 
         // munge alone: encode (client side) and decode (colocd side) of a typical request body.
-        const json sample = {{"op", "place"}, {"job_id", 4242}, {"job_uid", 1000}, {"node", "n00042"},
-                             {"partition", "gpu"}, {"job_name", "bench"}, {"profile", "bert-base-b32"},
-                             {"mode", "bind"}, {"slots", 1}, {"v", proto::kVersion}};
+        const json sample = {{"op", "place"},
+                             {"job_id", 4242},
+                             {"job_uid", 1000},
+                             {"node", "n00042"},
+                             {"partition", "gpu"},
+                             {"job_name", "bench"},
+                             {"profile", "bert-base-b32"},
+                             {"mode", "bind"},
+                             {"slots", 1},
+                             {"v", proto::kVersion}};
         const std::string canonical = sample.dump();
         std::vector<double> enc, dec;
         std::vector<std::string> creds;
@@ -495,9 +518,10 @@ int main(int argc, char** argv) {
         const auto floor_run = echo_baseline(clients, std::min(requests, 50'000L), sample, socket, true);
         const double sealed99 = percentile(floor_run.latency_us, 0.99);
         const double sealed_rate = static_cast<double>(floor_run.latency_us.size()) / floor_run.seconds;
-        std::printf("sealed echo:  p50 %7.1f us  p99 %7.1f us  %.0f/s  (each request sealed afresh, its credential "
-                    "checked on %d threads, nothing else)\n",
-                    percentile(floor_run.latency_us, 0.5), sealed99, sealed_rate, colocd::Service::kOpeners + 1);
+        std::printf(
+            "sealed echo:  p50 %7.1f us  p99 %7.1f us  %.0f/s  (each request sealed afresh, its credential "
+            "checked on %d threads, nothing else)\n",
+            percentile(floor_run.latency_us, 0.5), sealed99, sealed_rate, colocd::Service::kOpeners + 1);
 
         std::vector<PhaseResult> phases;
         for (int nodes : {1000, 100, 10000}) {
@@ -506,41 +530,46 @@ int main(int argc, char** argv) {
             const PhaseResult& r = phases.back();
             std::string outcomes;
             for (const auto& [k, v] : r.outcomes) outcomes += " " + k + "=" + std::to_string(v);
-            std::printf("%6d nodes, %6d jobs: decision p50 %6.1f us  p99 %6.1f us (%.2f%% <= 50 us) | end-to-end "
-                        "p50 %7.1f us  p99 %7.1f us | %ld requests in %.2f s = %.0f/s |%s | running %zu (expected %zu)\n",
-                        nodes, nodes * jobs_per_node, r.decision_p50_us, r.decision_p99_us,
-                        100 * r.decision_within_50us, percentile(r.latency_us, 0.5), percentile(r.latency_us, 0.99),
-                        r.requests, r.seconds, static_cast<double>(r.requests) / r.seconds, outcomes.c_str(),
-                        r.running_after, r.running_expected);
-            std::printf("%6d nodes: colocd's handling per request (munge decode + handler, before the commit): "
-                        "place mean %.1f us, ended mean %.1f us; serving thread CPU %.1f us per request; "
-                        "decision CPU time p50 %.1f us p99 %.1f us\n",
-                        nodes, r.place_handling_us, r.ended_handling_us, r.server_cpu_us, r.decision_cpu_p50_us,
-                        r.decision_cpu_p99_us);
+            std::printf(
+                "%6d nodes, %6d jobs: decision p50 %6.1f us  p99 %6.1f us (%.2f%% <= 50 us) | end-to-end "
+                "p50 %7.1f us  p99 %7.1f us | %ld requests in %.2f s = %.0f/s |%s | running %zu (expected %zu)\n",
+                nodes, nodes * jobs_per_node, r.decision_p50_us, r.decision_p99_us, 100 * r.decision_within_50us,
+                percentile(r.latency_us, 0.5), percentile(r.latency_us, 0.99), r.requests, r.seconds,
+                static_cast<double>(r.requests) / r.seconds, outcomes.c_str(), r.running_after, r.running_expected);
+            std::printf(
+                "%6d nodes: colocd's handling per request (munge decode + handler, before the commit): "
+                "place mean %.1f us, ended mean %.1f us; serving thread CPU %.1f us per request; "
+                "decision CPU time p50 %.1f us p99 %.1f us\n",
+                nodes, r.place_handling_us, r.ended_handling_us, r.server_cpu_us, r.decision_cpu_p50_us,
+                r.decision_cpu_p99_us);
         }
 
         const PhaseResult& main_phase = phases[0];
         const double e2e99 = percentile(main_phase.latency_us, 0.99);
         const double floor99 = echo99 + enc99 + dec99;
         const double rate = static_cast<double>(main_phase.requests) / main_phase.seconds;
-        const double d100 = phases[1].decision_p50_us, d1k = phases[0].decision_p50_us, d10k = phases[2].decision_p50_us;
+        const double d100 = phases[1].decision_p50_us, d1k = phases[0].decision_p50_us,
+                     d10k = phases[2].decision_p50_us;
         // At most logarithmic: from n to 10,000 nodes the decision may grow by log(10,000)/log(n).
         const double allowed_from_100 = std::log(10000.0) / std::log(100.0);
         const double allowed_from_1k = std::log(10000.0) / std::log(1000.0);
-        std::printf("decision p50 at 100 / 1,000 / 10,000 nodes: %.1f / %.1f / %.1f us; 10,000 vs 100: x%.2f "
-                    "(log allows x%.2f), 10,000 vs 1,000: x%.2f (log allows x%.2f)\n",
-                    d100, d1k, d10k, d10k / d100, allowed_from_100, d10k / d1k, allowed_from_1k);
+        std::printf(
+            "decision p50 at 100 / 1,000 / 10,000 nodes: %.1f / %.1f / %.1f us; 10,000 vs 100: x%.2f "
+            "(log allows x%.2f), 10,000 vs 1,000: x%.2f (log allows x%.2f)\n",
+            d100, d1k, d10k, d10k / d100, allowed_from_100, d10k / d1k, allowed_from_1k);
         std::printf("end-to-end p99 %.1f us vs echo p99 + encode p99 + decode p99 = %.1f us: x%.2f (target < x1.5)\n",
                     e2e99, floor99, e2e99 / floor99);
         std::printf("sustained %.0f requests/s (target > 4,000/s); decision p99 %.1f us (target < 50 us)\n", rate,
                     main_phase.decision_p99_us);
-        std::printf("against the sealed echo (this machine's floor for the launch path): rate x%.2f, end-to-end "
-                    "p99 x%.2f\n",
-                    rate / sealed_rate, e2e99 / sealed99);
+        std::printf(
+            "against the sealed echo (this machine's floor for the launch path): rate x%.2f, end-to-end "
+            "p99 x%.2f\n",
+            rate / sealed_rate, e2e99 / sealed99);
         const FixedWork fixed = fixed_work(main_phase.decision_p50_us, 20'000);
-        std::printf("fixed work as long as the median decision (this machine's own tail, measured idle): p50 %.1f us "
-                    "p99 %.1f us; decision p99 x%.2f of it\n",
-                    fixed.p50_us, fixed.p99_us, main_phase.decision_p99_us / fixed.p99_us);
+        std::printf(
+            "fixed work as long as the median decision (this machine's own tail, measured idle): p50 %.1f us "
+            "p99 %.1f us; decision p99 x%.2f of it\n",
+            fixed.p50_us, fixed.p99_us, main_phase.decision_p99_us / fixed.p99_us);
 
         std::vector<std::string> missed;
         if (!(main_phase.decision_within_50us >= 0.99)) missed.push_back("decision p99 < 50 us");
@@ -553,7 +582,8 @@ int main(int argc, char** argv) {
             for (const auto& [k, v] : r.outcomes)
                 if (k != "ok" && k != proto::code::kNoCapacity) failed += v;
             if (failed > 0 || r.running_after != r.running_expected)
-                missed.push_back("every request answered and state consistent at " + std::to_string(r.nodes) + " nodes");
+                missed.push_back("every request answered and state consistent at " + std::to_string(r.nodes) +
+                                 " nodes");
         }
         if (missed.empty()) {
             std::printf("targets: met\n");

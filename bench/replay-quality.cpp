@@ -26,8 +26,8 @@ namespace {
 
 constexpr const char* kTrace = "../shared/data/gavel/msr_seed0_6214e9.trace";
 constexpr const char* kThroughputs = "../shared/data/gavel/simulation_throughputs.json";
-constexpr double kOffered = 1.2;   // the load the target is judged at
-constexpr double kTarget = 0.15;   // coloc's mean JCT at least this much below pack's and exclusive's
+constexpr double kOffered = 1.2;  // the load the target is judged at
+constexpr double kTarget = 0.15;  // coloc's mean JCT at least this much below pack's and exclusive's
 
 const replay::Summary& find(const std::vector<replay::Summary>& s, const std::string& policy) {
     for (const auto& x : s)
@@ -90,19 +90,21 @@ int main() {
         setup.model = &coloc_model;
         setup.truth = &truth;
 
-        std::printf("replay-quality: Gavel trace (%zu jobs, %zu replayed; %zu from the log's job types), 16 nodes x 4 "
-                    "V100, 2 slots per GPU\n",
-                    trace.jobs.size(), base.jobs.size(), counts.from_log);
+        std::printf(
+            "replay-quality: Gavel trace (%zu jobs, %zu replayed; %zu from the log's job types), 16 nodes x 4 "
+            "V100, 2 slots per GPU\n",
+            trace.jobs.size(), base.jobs.size(), counts.from_log);
         std::printf("truth: Gavel's measured V100 pairs (%zu, %zu of them unable to co-run)\n", table.measured(),
                     table.cannot_corun());
-        std::printf("model: coloc, fitted on %zu of Gavel's %zu measured pairs (none on V100); its V100 pair-speed "
-                    "MAE is %.3f over %zu pairs it never saw\n",
-                    m.pairs.size(), all_pairs, compared ? abs_err / static_cast<double>(compared) : 0.0, compared);
+        std::printf(
+            "model: coloc, fitted on %zu of Gavel's %zu measured pairs (none on V100); its V100 pair-speed "
+            "MAE is %.3f over %zu pairs it never saw\n",
+            m.pairs.size(), all_pairs, compared ? abs_err / static_cast<double>(compared) : 0.0, compared);
         std::printf("offered load: the trace asks for %.2fx the cluster's GPU time at its own pace\n\n", offered_at_1);
 
         replay::ReplayResult judged;
-        std::printf("%-8s %-6s %12s %12s %12s %12s %10s %12s\n", "offered", "load", "exclusive", "pack", "spread", "coloc",
-                    "vs pack", "vs exclusive");
+        std::printf("%-8s %-6s %12s %12s %12s %12s %10s %12s\n", "offered", "load", "exclusive", "pack", "spread",
+                    "coloc", "vs pack", "vs exclusive");
         for (double offered : {0.8, kOffered, 1.6, 2.0}) {
             const double load = offered / offered_at_1;
             replay::Workload w = replay::build_workload(trace, profiles, counts, topo, {load});
@@ -117,7 +119,8 @@ int main() {
                         offered == kOffered ? "   <- judged" : "");
             if (offered == kOffered) judged = std::move(r);
         }
-        std::printf("\nmean JCT per policy at offered load %.1f:\n%s", kOffered, replay::format_table(judged.summaries).c_str());
+        std::printf("\nmean JCT per policy at offered load %.1f:\n%s", kOffered,
+                    replay::format_table(judged.summaries).c_str());
 
         // For the reader: what coloc would gain with a model that knew the V100 pairs (its
         // measured pairs are then used as they are). Not judged: the target is on the model above.
@@ -125,28 +128,30 @@ int main() {
         model::ColocModel informed(model::catalogue_from(all), params);
         replay::ProfileCounts informed_counts;
         auto informed_profiles = replay::assign_profiles(trace, informed.catalogue(), nullptr, 1, informed_counts);
-        replay::Workload iw = replay::build_workload(trace, informed_profiles, informed_counts, topo,
-                                                     {kOffered / offered_at_1});
+        replay::Workload iw =
+            replay::build_workload(trace, informed_profiles, informed_counts, topo, {kOffered / offered_at_1});
         replay::ReplaySetup informed_setup = setup;
         informed_setup.model = &informed;
         informed_setup.policies = {"coloc"};
         const replay::Summary oracle = replay::run_replay(iw, informed_setup).summaries.front();
-        std::printf("(not judged) coloc with a model that knows the V100 pairs: mean JCT %s, %+.1f%% vs pack, "
-                    "%+.1f%% vs spread\n",
-                    replay::format_duration(oracle.mean_jct).c_str(),
-                    100 * change(oracle, find(judged.summaries, "pack")),
-                    100 * change(oracle, find(judged.summaries, "spread")));
+        std::printf(
+            "(not judged) coloc with a model that knows the V100 pairs: mean JCT %s, %+.1f%% vs pack, "
+            "%+.1f%% vs spread\n",
+            replay::format_duration(oracle.mean_jct).c_str(), 100 * change(oracle, find(judged.summaries, "pack")),
+            100 * change(oracle, find(judged.summaries, "spread")));
         const auto& c = find(judged.summaries, "coloc");
         const double vs_pack = change(c, find(judged.summaries, "pack"));
         const double vs_excl = change(c, find(judged.summaries, "exclusive"));
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("\ncoloc mean JCT vs pack: %+.1f%% (target <= -%.0f%%); vs exclusive: %+.1f%% (target <= -%.0f%%); "
-                    "%.1f s in all\n",
-                    100 * vs_pack, 100 * kTarget, 100 * vs_excl, 100 * kTarget, secs);
+        std::printf(
+            "\ncoloc mean JCT vs pack: %+.1f%% (target <= -%.0f%%); vs exclusive: %+.1f%% (target <= -%.0f%%); "
+            "%.1f s in all\n",
+            100 * vs_pack, 100 * kTarget, 100 * vs_excl, 100 * kTarget, secs);
         std::string missed;
         if (vs_pack > -kTarget) missed += "coloc vs pack " + std::to_string(100 * vs_pack) + "%";
         if (vs_excl > -kTarget)
-            missed += (missed.empty() ? "" : ", ") + std::string("coloc vs exclusive ") + std::to_string(100 * vs_excl) + "%";
+            missed +=
+                (missed.empty() ? "" : ", ") + std::string("coloc vs exclusive ") + std::to_string(100 * vs_excl) + "%";
         std::cout << (missed.empty() ? "targets: met" : "targets: missed: " + missed) << "\n";
         return 0;
     } catch (const std::exception& e) {

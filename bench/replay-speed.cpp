@@ -14,14 +14,14 @@
 // At 70 % no job waits (2 slots per GPU hold more than the GPUs' time): shown but not judged,
 // 100,000 jobs at 90 % with a daily arrival cycle (peaks at 1.5 times the mean), where jobs queue
 // by day and every decision meets a fuller cluster.
+#include <sched.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <sched.h>
 #include <string>
-#include <sys/resource.h>
-#include <time.h>
 
 #include "model/coloc_model.hpp"
 #include "replay/gavel_throughputs.hpp"
@@ -36,9 +36,9 @@ namespace {
 constexpr double kMaxSeconds = 60;
 constexpr double kMaxPeakGb = 2;
 constexpr double kMaxRatio = 12;
-constexpr double kOffered = 0.7;           // mean offered load of the judged runs
-constexpr double kQueuedOffered = 0.9;     // shown, not judged: a load at which jobs queue
-constexpr double kQueuedSwing = 0.5;       // its daily cycle: peak arrivals 1.5x the mean
+constexpr double kOffered = 0.7;        // mean offered load of the judged runs
+constexpr double kQueuedOffered = 0.9;  // shown, not judged: a load at which jobs queue
+constexpr double kQueuedSwing = 0.5;    // its daily cycle: peak arrivals 1.5x the mean
 
 // The process's CPU time: the replay is single-threaded and pinned to one core, so this is the
 // time it took that core, whatever else shares the machine (CI runners and builds do).
@@ -48,9 +48,7 @@ double now() {
     return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-double wall() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double wall() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 double peak_rss_gb() {
     rusage u{};
@@ -100,12 +98,12 @@ Run run(std::size_t jobs, const model::ColocModel& model, const model::Interfere
 
 void print(const char* label, const Run& r) {
     const double total = r.prepare_s + r.replay_s;
-    std::printf("%-10s %9zu jobs: generate %6.2f s, prepare %5.2f s, replay %6.2f s; %9.0f jobs/s, %10.0f events/s, "
-                "%zu decisions; mean JCT %s, mean wait %s, mean slowdown %.3f, GPU util %.1f%%\n",
-                label, r.jobs, r.generate_s, r.prepare_s, r.replay_s, static_cast<double>(r.jobs) / total,
-                static_cast<double>(r.events) / total, r.decisions, replay::format_duration(r.summary.mean_jct).c_str(),
-                replay::format_duration(r.summary.mean_wait).c_str(), r.summary.mean_slowdown,
-                100 * r.summary.gpu_util);
+    std::printf(
+        "%-10s %9zu jobs: generate %6.2f s, prepare %5.2f s, replay %6.2f s; %9.0f jobs/s, %10.0f events/s, "
+        "%zu decisions; mean JCT %s, mean wait %s, mean slowdown %.3f, GPU util %.1f%%\n",
+        label, r.jobs, r.generate_s, r.prepare_s, r.replay_s, static_cast<double>(r.jobs) / total,
+        static_cast<double>(r.events) / total, r.decisions, replay::format_duration(r.summary.mean_jct).c_str(),
+        replay::format_duration(r.summary.mean_wait).c_str(), r.summary.mean_slowdown, 100 * r.summary.gpu_util);
 }
 
 }  // namespace
@@ -120,16 +118,18 @@ int main() {
     model::ColocModel model(model::catalogue_from(replay::gavel_measurements()), params);
     replay::MeasuredTruth truth(replay::builtin_gavel_pair_table("v100"));
     auto topo = place::uniform_topology(1000, 8, 2, 2, 16);
-    std::printf("replay-speed: coloc policy, 1000 nodes x 8 GPUs (2 slots per GPU), coloc model on %d profiles, "
-                "truth: Gavel's V100 pairs; %s\n",
-                model.catalogue().size(), pinned ? "pinned to one core" : "NOT pinned (sched_setaffinity failed)");
+    std::printf(
+        "replay-speed: coloc policy, 1000 nodes x 8 GPUs (2 slots per GPU), coloc model on %d profiles, "
+        "truth: Gavel's V100 pairs; %s\n",
+        model.catalogue().size(), pinned ? "pinned to one core" : "NOT pinned (sched_setaffinity failed)");
     // A busy machine only ever adds time: each size runs more than once and the fastest counts
     // (the replays are deterministic: every run does the same work).
     auto fastest = [&](std::size_t jobs, int times) {
         std::vector<Run> runs;
         for (int i = 0; i < times; ++i) runs.push_back(run(jobs, model, truth, topo));
         std::string all;
-        for (const Run& r : runs) all += (all.empty() ? "" : ", ") + std::to_string(r.prepare_s + r.replay_s).substr(0, 5);
+        for (const Run& r : runs)
+            all += (all.empty() ? "" : ", ") + std::to_string(r.prepare_s + r.replay_s).substr(0, 5);
         std::sort(runs.begin(), runs.end(),
                   [](const Run& a, const Run& b) { return a.prepare_s + a.replay_s < b.prepare_s + b.replay_s; });
         std::printf("%zu jobs, %d runs: %s s\n", jobs, times, all.c_str());
@@ -146,15 +146,17 @@ int main() {
     // a fuller cluster (more occupied nodes to score, more neighbours per node).
     const Run queued = run(100'000, model, truth, topo, kQueuedOffered, kQueuedSwing);
     print("100k@0.9", queued);
-    std::printf("(not judged) offered %.1f: jobs queue (mean wait %s); %.1f s per 100k jobs, %.1fx the judged "
-                "load's\n",
-                kQueuedOffered, replay::format_duration(queued.summary.mean_wait).c_str(),
-                queued.prepare_s + queued.replay_s, (queued.prepare_s + queued.replay_s) / small_s);
+    std::printf(
+        "(not judged) offered %.1f: jobs queue (mean wait %s); %.1f s per 100k jobs, %.1fx the judged "
+        "load's\n",
+        kQueuedOffered, replay::format_duration(queued.summary.mean_wait).c_str(), queued.prepare_s + queued.replay_s,
+        (queued.prepare_s + queued.replay_s) / small_s);
     std::printf("wall time of the bench: %.1f s (CPU time is what counts: the machine may be shared)\n",
                 wall() - began);
-    std::printf("1M: %.1f s (target < %.0f s), peak memory %.2f GB (target < %.0f GB), 1M/100k time ratio %.1f "
-                "(target < %.0f)\n",
-                big_s, kMaxSeconds, peak, kMaxPeakGb, ratio, kMaxRatio);
+    std::printf(
+        "1M: %.1f s (target < %.0f s), peak memory %.2f GB (target < %.0f GB), 1M/100k time ratio %.1f "
+        "(target < %.0f)\n",
+        big_s, kMaxSeconds, peak, kMaxPeakGb, ratio, kMaxRatio);
     std::string missed;
     auto miss = [&](const std::string& what) { missed += (missed.empty() ? "" : ", ") + what; };
     if (big_s >= kMaxSeconds) miss("1M jobs took " + std::to_string(big_s) + " s");

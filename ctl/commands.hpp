@@ -9,13 +9,13 @@ namespace coloc::ctl {
 
 // Options common to every subcommand (set by the top-level flags and environment).
 struct CtlOptions {
-    std::string endpoint;       // --endpoint, COLOC_ENDPOINT, else the default ipc socket
-    std::string munge_socket;   // COLOC_MUNGE_SOCKET, else munge's default
-    int timeout_ms = 5000;      // --timeout
-    bool json = false;          // --json
-    bool parsable = false;      // -P/--parsable2: '|'-separated, no padding
-    bool noheader = false;      // -h/--noheader
-    std::string format;         // -o/--format field list, COLOCCTL_FORMAT
+    std::string endpoint;      // --endpoint, COLOC_ENDPOINT, else the default ipc socket
+    std::string munge_socket;  // COLOC_MUNGE_SOCKET, else munge's default
+    int timeout_ms = 5000;     // --timeout
+    bool json = false;         // --json
+    bool parsable = false;     // -P/--parsable2: '|'-separated, no padding
+    bool noheader = false;     // -h/--noheader
+    std::string format;        // -o/--format field list, COLOCCTL_FORMAT
 };
 
 // An adder registers a subcommand; its callback runs the command and sets `exit_code`.

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <limits>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "ctl/commands.hpp"
@@ -84,15 +84,23 @@ model::GpuShareParams choose_kernel(const model::ProfileCatalogue& cat) {
             for (double& b : p.bandwidth) b *= scale;
             p.family_penalty = penalty;
             const double e = loto_error(cat, p);
-            if (e < best_err - 1e-9) { best_err = e; best = p; }
+            if (e < best_err - 1e-9) {
+                best_err = e;
+                best = p;
+            }
         }
     return best;
 }
 
 const std::vector<Field>& kFitFields() {
     static const std::vector<Field> f = {
-        {"gpu_type", "GPU"},  {"job_types", "TYPES", true}, {"pairs", "PAIRS", true}, {"lopo_mae", "LOPO_MAE", true},
-        {"lopo_rowcol_mae", "ROWCOL_MAE", true}, {"loto_mae", "LOTO_MAE", true}, {"loto_family_mae", "FAMILY_MAE", true},
+        {"gpu_type", "GPU"},
+        {"job_types", "TYPES", true},
+        {"pairs", "PAIRS", true},
+        {"lopo_mae", "LOPO_MAE", true},
+        {"lopo_rowcol_mae", "ROWCOL_MAE", true},
+        {"loto_mae", "LOTO_MAE", true},
+        {"loto_family_mae", "FAMILY_MAE", true},
     };
     return f;
 }
@@ -137,7 +145,9 @@ int run_fit(const CtlOptions& opts, const FitArgs& a) {
         for (const std::string& g : gpu_types(cat)) {
             const model::GpuPairData d = model::gpu_pair_data(cat, g);
             const model::CvScores lopo = model::leave_one_pair_out(d, params.gpu);
-            json row = {{"gpu_type", g}, {"job_types", d.types.size()}, {"pairs", d.observations()},
+            json row = {{"gpu_type", g},
+                        {"job_types", d.types.size()},
+                        {"pairs", d.observations()},
                         {"lopo_mae", std::round(lopo.coloc.value() * 1e4) / 1e4},
                         {"lopo_rowcol_mae", std::round(lopo.baseline.value() * 1e4) / 1e4}};
             if (d.types.size() >= 3) {
@@ -150,11 +160,11 @@ int run_fit(const CtlOptions& opts, const FitArgs& a) {
         if (!(opts.json || a.json))
             std::cout << "fit: " << cat.size() - 1 << " profiles, " << cat.pairs().size() << " same-GPU pairs, "
                       << calibrated << " node/link rows calibrated; parameters for " << params.gpu_type << "; wrote "
-                      << a.out
-                      << (a.params_out.empty() ? "" : " and " + a.params_out) << "\n";
+                      << a.out << (a.params_out.empty() ? "" : " and " + a.params_out) << "\n";
         CtlOptions o = opts;
         o.json = opts.json || a.json;
-        return print_records(o, "fit", rows, kFitFields(), "gpu_type,job_types,pairs,lopo_mae,lopo_rowcol_mae,loto_mae,loto_family_mae");
+        return print_records(o, "fit", rows, kFitFields(),
+                             "gpu_type,job_types,pairs,lopo_mae,lopo_rowcol_mae,loto_mae,loto_family_mae");
     } catch (const std::exception& e) {
         std::cerr << "colocctl: error: " << e.what() << "\n";
         return 1;
@@ -166,7 +176,8 @@ void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     auto* cmd = app.add_subcommand("fit", "fit the model to solo and co-located measurements (no daemon)");
     static FitArgs args;
     args = {};  // a fresh command line starts from the defaults
-    cmd->add_option("--measurements", args.measurements, "measurement CSV (coloc-profiles(5), MEASUREMENTS)")->required();
+    cmd->add_option("--measurements", args.measurements, "measurement CSV (coloc-profiles(5), MEASUREMENTS)")
+        ->required();
     cmd->add_option("--out", args.out, "profile catalogue to write (YAML)")->required();
     cmd->add_option("--params-out", args.params_out, "also write the fitted model parameters (JSON)");
     cmd->add_option("--gpu-type", args.gpu_type,

@@ -21,12 +21,12 @@ std::string iso_time(std::int64_t epoch) {
 }
 
 std::string cell(const std::string& field, const json& value) {
-    if (value.is_null()) return field.find("time") != std::string::npos || field == "start" || field == "end" ? "Unknown" : "";
+    if (value.is_null())
+        return field.find("time") != std::string::npos || field == "start" || field == "end" ? "Unknown" : "";
     if (value.is_string()) return value.get<std::string>();
     if (value.is_boolean()) return value.get<bool>() ? "yes" : "no";
-    if (value.is_number_integer() &&
-        (field == "start" || field == "end" || field == "submit" || field == "started" || field == "created" ||
-         field == "database_last_retry"))
+    if (value.is_number_integer() && (field == "start" || field == "end" || field == "submit" || field == "started" ||
+                                      field == "created" || field == "database_last_retry"))
         return iso_time(value.get<std::int64_t>());
     if (value.is_number_float()) {
         char buf[32];
@@ -110,8 +110,8 @@ int print_records(const CtlOptions& opts, const std::string& kind, const json& r
 
 json op_request(proto::Op op) { return {{"op", proto::op_name(op)}}; }
 
-bool call_daemon(const CtlOptions& opts, const std::string& command, const std::string& kind, json request,
-                 json& reply, int& exit_code) {
+bool call_daemon(const CtlOptions& opts, const std::string& command, const std::string& kind, json request, json& reply,
+                 int& exit_code) {
     try {
         reply = proto::call(opts.endpoint, request, {opts.munge_socket, opts.timeout_ms});
         return true;

@@ -36,7 +36,7 @@ json op_request(proto::Op op);
 
 // Calls colocd and handles errors the same way for every read command: returns the reply or
 // prints the error (stderr, or the JSON envelope) and sets exit_code.
-bool call_daemon(const CtlOptions& opts, const std::string& command, const std::string& kind, json request,
-                 json& reply, int& exit_code);
+bool call_daemon(const CtlOptions& opts, const std::string& command, const std::string& kind, json request, json& reply,
+                 int& exit_code);
 
 }  // namespace coloc::ctl

@@ -40,21 +40,25 @@ std::vector<PairLine> read_pairs(const std::string& path, const model::ProfileCa
     for (int line = 1; std::getline(in, text); ++line) {
         if (model::io::is_csv_comment(text)) continue;
         auto f = model::io::split_csv_line(text);
-        auto fail = [&](const std::string& what) { throw PredictError(path + ":" + std::to_string(line) + ": " + what); };
+        auto fail = [&](const std::string& what) {
+            throw PredictError(path + ":" + std::to_string(line) + ": " + what);
+        };
         if (!f) fail("unterminated quote");
         if (f->size() != 3) fail("expected a,b,where (3 fields), got " + std::to_string(f->size()));
         if ((*f)[0] == "a" && (*f)[1] == "b" && (*f)[2] == "where") continue;
         auto where = model::sharing_from_string((*f)[2]);
         if (!where) fail("where: expected gpu, island, switch, node or link, got '" + (*f)[2] + "'");
         for (int i = 0; i < 2; ++i)
-            if (!cat.find((*f)[static_cast<std::size_t>(i)])) fail("unknown profile '" + (*f)[static_cast<std::size_t>(i)] + "'");
+            if (!cat.find((*f)[static_cast<std::size_t>(i)]))
+                fail("unknown profile '" + (*f)[static_cast<std::size_t>(i)] + "'");
         out.push_back(PairLine{line, (*f)[0], (*f)[1], *where});
     }
     return out;
 }
 
 const std::vector<Field> kPredictFields = {
-    {"line", "LINE", true},           {"job", "JOB"},  {"neighbour", "NEIGHBOUR"}, {"where", "WHERE"},
+    {"line", "LINE", true},           {"job", "JOB"},
+    {"neighbour", "NEIGHBOUR"},       {"where", "WHERE"},
     {"job_speed", "JOB_SPEED", true}, {"neighbour_speed", "NEIGHBOUR_SPEED", true},
 };
 
@@ -82,16 +86,18 @@ int run_predict(const CtlOptions& opts, const PredictArgs& a) {
             const model::JobProfile& x = *cat.find(p.job);
             const model::JobProfile& y = *cat.find(p.neighbour);
             const model::Neighbour nx{&y, p.where, std::nullopt}, ny{&x, p.where, std::nullopt};
-            rows.push_back({{"line", p.line},
-                            {"job", p.job},
-                            {"neighbour", p.neighbour},
-                            {"where", model::to_string(p.where)},
-                            {"job_speed", std::round(model::speed(m->slowdown(x, std::span(&nx, 1))) * 1e4) / 1e4},
-                            {"neighbour_speed", std::round(model::speed(m->slowdown(y, std::span(&ny, 1))) * 1e4) / 1e4}});
+            rows.push_back(
+                {{"line", p.line},
+                 {"job", p.job},
+                 {"neighbour", p.neighbour},
+                 {"where", model::to_string(p.where)},
+                 {"job_speed", std::round(model::speed(m->slowdown(x, std::span(&nx, 1))) * 1e4) / 1e4},
+                 {"neighbour_speed", std::round(model::speed(m->slowdown(y, std::span(&ny, 1))) * 1e4) / 1e4}});
         }
         CtlOptions out = opts;
         out.json = opts.json || a.json;
-        return print_records(out, "predictions", rows, kPredictFields, "line,job,neighbour,where,job_speed,neighbour_speed");
+        return print_records(out, "predictions", rows, kPredictFields,
+                             "line,job,neighbour,where,job_speed,neighbour_speed");
     } catch (const std::exception& e) {
         std::cerr << "colocctl: error: " << e.what() << "\n";
         return 1;
@@ -100,13 +106,16 @@ int run_predict(const CtlOptions& opts, const PredictArgs& a) {
 }  // namespace
 
 void add_predict_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
-    auto* cmd = app.add_subcommand("predict", "predict each job's speed relative to solo for pairs of profiles (no daemon)");
+    auto* cmd =
+        app.add_subcommand("predict", "predict each job's speed relative to solo for pairs of profiles (no daemon)");
     static PredictArgs args;
     args = {};  // a fresh command line starts from the defaults
     cmd->add_option("--profiles", args.profiles, "profile catalogue (YAML, coloc-profiles(5))")->required();
     cmd->add_option("--pairs", args.pairs, "CSV lines a,b,where (where: gpu|island|switch|node|link)")->required();
     cmd->add_option("--gpu-type", args.gpu_type, "GPU type whose measured pairs to use")->capture_default_str();
-    cmd->add_option("--model", args.model, "model: coloc or baseline")->check(CLI::IsMember({"coloc", "baseline"}))->capture_default_str();
+    cmd->add_option("--model", args.model, "model: coloc or baseline")
+        ->check(CLI::IsMember({"coloc", "baseline"}))
+        ->capture_default_str();
     cmd->add_option("--params", args.params, "learned parameters (JSON from colocctl fit --params-out or colocd)");
     cmd->add_flag("--json", args.json, "JSON output");
     cmd->callback([&opts, &exit_code] { exit_code = run_predict(opts, args); });

@@ -32,19 +32,35 @@ json flatten_jobs(const json& jobs) {
 }
 
 const std::vector<Field> kJobFields = {
-    {"job_id", "JOBID", true},       {"user", "USER"},           {"uid", "UID", true},
-    {"job_name", "NAME"},            {"partition", "PARTITION"}, {"profile", "PROFILE"},
-    {"state", "STATE"},              {"node", "NODE"},           {"mode", "MODE"},
-    {"gpus", "GPUS"},                {"decision", "DECISION", true},
-    {"predicted_slowdown", "PRED_SLOWDOWN", true},               {"source", "SOURCE"},
-    {"submit", "SUBMIT"},            {"start", "START"},         {"end", "END"},
-    {"exit_status", "EXIT", true},   {"elapsed_s", "ELAPSED_S", true},
+    {"job_id", "JOBID", true},
+    {"user", "USER"},
+    {"uid", "UID", true},
+    {"job_name", "NAME"},
+    {"partition", "PARTITION"},
+    {"profile", "PROFILE"},
+    {"state", "STATE"},
+    {"node", "NODE"},
+    {"mode", "MODE"},
+    {"gpus", "GPUS"},
+    {"decision", "DECISION", true},
+    {"predicted_slowdown", "PRED_SLOWDOWN", true},
+    {"source", "SOURCE"},
+    {"submit", "SUBMIT"},
+    {"start", "START"},
+    {"end", "END"},
+    {"exit_status", "EXIT", true},
+    {"elapsed_s", "ELAPSED_S", true},
 };
 constexpr const char* kJobDefault = "job_id,user,job_name,partition,state,node,mode,gpus,predicted_slowdown,start,end";
 
 const std::vector<Field> kNodeFields = {
-    {"node", "NODE"}, {"type", "TYPE"}, {"link", "LINK"}, {"gpus", "GPUS", true},
-    {"slots_per_gpu", "SLOTS/GPU", true}, {"free_slots", "FREE_SLOTS", true}, {"jobs", "JOBS", true},
+    {"node", "NODE"},
+    {"type", "TYPE"},
+    {"link", "LINK"},
+    {"gpus", "GPUS", true},
+    {"slots_per_gpu", "SLOTS/GPU", true},
+    {"free_slots", "FREE_SLOTS", true},
+    {"jobs", "JOBS", true},
     {"gpu_jobs", "JOBS_PER_GPU"},
 };
 constexpr const char* kNodeDefault = "node,type,link,gpus,slots_per_gpu,free_slots,jobs,gpu_jobs";
@@ -55,8 +71,8 @@ const std::vector<Field> kColocationFields = {
 };
 
 const std::vector<Field> kCandidateFields = {
-    {"rank", "RANK", true},     {"where", "WHERE"},          {"job_slowdown", "JOB_SLOWDOWN", true},
-    {"harm", "HARM", true},     {"loss", "LOSS", true},      {"neighbours", "NEIGHBOURS"},
+    {"rank", "RANK", true}, {"where", "WHERE"},     {"job_slowdown", "JOB_SLOWDOWN", true},
+    {"harm", "HARM", true}, {"loss", "LOSS", true}, {"neighbours", "NEIGHBOURS"},
 };
 
 }  // namespace
@@ -69,20 +85,47 @@ void add_status_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
         const json& s = reply["status"];
         if (opts.json) return print_json("status", "status", s, json::array());
         // Identity first, then the cluster, then the counters; keys this colocctl does not know last.
-        static const std::vector<std::string> order = {
-            "version", "config", "database", "schema_version", "listen", "model", "profiles", "started", "uptime_s",
-            "nodes", "gpus", "slots", "slots_used", "running_jobs", "jobs_in_history", "requests", "refused",
-            "auth_refused", "placements", "reused", "adopted", "ended", "observations", "database_state",
-            "database_backlog", "database_backlog_max", "database_backlog_oldest_s", "database_last_error",
-            "database_last_retry", "database_write_failures", "database_written_late"};
+        static const std::vector<std::string> order = {"version",
+                                                       "config",
+                                                       "database",
+                                                       "schema_version",
+                                                       "listen",
+                                                       "model",
+                                                       "profiles",
+                                                       "started",
+                                                       "uptime_s",
+                                                       "nodes",
+                                                       "gpus",
+                                                       "slots",
+                                                       "slots_used",
+                                                       "running_jobs",
+                                                       "jobs_in_history",
+                                                       "requests",
+                                                       "refused",
+                                                       "auth_refused",
+                                                       "placements",
+                                                       "reused",
+                                                       "adopted",
+                                                       "ended",
+                                                       "observations",
+                                                       "database_state",
+                                                       "database_backlog",
+                                                       "database_backlog_max",
+                                                       "database_backlog_oldest_s",
+                                                       "database_last_error",
+                                                       "database_last_retry",
+                                                       "database_write_failures",
+                                                       "database_written_late"};
         std::vector<std::string> keys = order;
         for (const auto& [k, v] : s.items())
             if (std::find(order.begin(), order.end(), k) == order.end()) keys.push_back(k);
         for (const auto& k : keys) {
             if (!s.contains(k)) continue;
             std::string value = cell(k, s[k]);
-            if (opts.parsable) std::cout << k << "|" << value << "\n";
-            else std::cout << k << std::string(k.size() < 18 ? 18 - k.size() : 1, ' ') << "= " << value << "\n";
+            if (opts.parsable)
+                std::cout << k << "|" << value << "\n";
+            else
+                std::cout << k << std::string(k.size() < 18 ? 18 - k.size() : 1, ' ') << "= " << value << "\n";
         }
     });
 }
@@ -96,7 +139,8 @@ void add_nodes_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
         if (!opts.json)
             for (auto& r : rows) {
                 std::string per_gpu;
-                for (const auto& g : r["gpu_jobs"]) per_gpu += (per_gpu.empty() ? "" : " ") + std::to_string(g["jobs"].size());
+                for (const auto& g : r["gpu_jobs"])
+                    per_gpu += (per_gpu.empty() ? "" : " ") + std::to_string(g["jobs"].size());
                 r["gpu_jobs"] = per_gpu;
             }
         exit_code = print_records(opts, "nodes", rows, kNodeFields, kNodeDefault);
@@ -127,7 +171,8 @@ void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
     static bool do_export = false;
     static int limit = 1000000;
     cmd->add_option("-j,--job", job_id, "one job: its placements and who it shared what with");
-    auto* ex = cmd->add_option("--export", export_path, "write coloc-history JSON lines (for replay) to FILE, - = stdout");
+    auto* ex =
+        cmd->add_option("--export", export_path, "write coloc-history JSON lines (for replay) to FILE, - = stdout");
     ex->expected(0, 1);
     cmd->add_option("-n,--limit", limit, "at most this many jobs, newest first");
     cmd->callback([&opts, &exit_code, ex] {
@@ -167,10 +212,9 @@ void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
         exit_code = print_records(opts, "history", flatten_jobs(hist), kJobFields, kJobDefault);
         if (job_id > 0 && !hist.empty() && hist[0].contains("colocations")) {
             std::cout << "\n";
-            exit_code = print_records(CtlOptions{opts.endpoint, opts.munge_socket, opts.timeout_ms, false,
-                                                 opts.parsable, opts.noheader, ""},
-                                      "colocations", hist[0]["colocations"], kColocationFields,
-                                      "job_id,other,node,sharing,start,end");
+            exit_code = print_records(
+                CtlOptions{opts.endpoint, opts.munge_socket, opts.timeout_ms, false, opts.parsable, opts.noheader, ""},
+                "colocations", hist[0]["colocations"], kColocationFields, "job_id,other,node,sharing,start,end");
         }
     });
 }
@@ -186,10 +230,11 @@ void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
         if (!call_daemon(opts, "explain", "explain", req, reply, exit_code)) return;
         if (opts.json) return print_json("explain", "explain", reply["explain"], json::array());
         for (const auto& d : reply["explain"]) {
-            std::cout << "job " << job_id << " on " << d["node"].get<std::string>() << ": GPUs " << cell("gpus", d["gpus"])
-                      << " (" << d["mode"].get<std::string>() << " mode, decision " << d["decision"] << ", "
-                      << d["source"].get<std::string>() << ", model " << d["model"].get<std::string>()
-                      << "), predicted slowdown " << cell("x", d["predicted_slowdown"]) << "\n";
+            std::cout << "job " << job_id << " on " << d["node"].get<std::string>() << ": GPUs "
+                      << cell("gpus", d["gpus"]) << " (" << d["mode"].get<std::string>() << " mode, decision "
+                      << d["decision"] << ", " << d["source"].get<std::string>() << ", model "
+                      << d["model"].get<std::string>() << "), predicted slowdown " << cell("x", d["predicted_slowdown"])
+                      << "\n";
             if (const json& st = d.value("steering", json()); st.is_object())
                 std::cout << "  steering: extra weight " << st.value("extra_weight", 0) << " (least "
                           << st.value("least_extra_weight", 0) << "), "
@@ -199,22 +244,27 @@ void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
             int rank = 1;
             for (const auto& c : d["candidates"]) {
                 std::string where;
-                for (const auto& w : c["where"]) where += (where.empty() ? "" : " ") + w["node"].get<std::string>() + ":" + cell("gpus", w["gpus"]);
+                for (const auto& w : c["where"])
+                    where += (where.empty() ? "" : " ") + w["node"].get<std::string>() + ":" + cell("gpus", w["gpus"]);
                 std::string neigh;
                 for (const auto& n : c["neighbours"])
                     neigh += (neigh.empty() ? "" : " ") + std::to_string(n["job_id"].get<std::int64_t>()) +
                              (n.contains("shares") ? "/" + n["shares"].get<std::string>() : "") + ":" +
                              cell("x", n["before"]) + "->" + cell("x", n["after"]);
-                rows.push_back({{"rank", rank++}, {"where", where}, {"job_slowdown", c["job_slowdown"]},
-                                {"harm", c["harm"]}, {"loss", c["loss"]}, {"neighbours", neigh}});
+                rows.push_back({{"rank", rank++},
+                                {"where", where},
+                                {"job_slowdown", c["job_slowdown"]},
+                                {"harm", c["harm"]},
+                                {"loss", c["loss"]},
+                                {"neighbours", neigh}});
             }
             if (rows.empty()) {
                 std::cout << "  (no alternatives recorded: the plugin placed it while colocd was away)\n";
                 continue;
             }
-            exit_code = print_records(CtlOptions{opts.endpoint, opts.munge_socket, opts.timeout_ms, false,
-                                                 opts.parsable, opts.noheader, ""},
-                                      "candidates", rows, kCandidateFields, "rank,where,job_slowdown,harm,loss,neighbours");
+            exit_code = print_records(
+                CtlOptions{opts.endpoint, opts.munge_socket, opts.timeout_ms, false, opts.parsable, opts.noheader, ""},
+                "candidates", rows, kCandidateFields, "rank,where,job_slowdown,harm,loss,neighbours");
         }
     });
 }

@@ -1,6 +1,7 @@
 // colocctl replay [TRACE]: replay a job log offline through the placement engine and model that
 // colocd uses, policy against policy, and print the table (and, with --out, CSV, JSON, plots).
 // Needs no daemon. Without a trace it replays the built-in demo trace on the default cluster.
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -8,10 +9,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <unistd.h>
 
-#include "daemon/config.hpp"
 #include "ctl/commands.hpp"
+#include "daemon/config.hpp"
 #include "model/baseline.hpp"
 #include "model/coloc_model.hpp"
 #include "model/io/files.hpp"
@@ -255,9 +255,9 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
         const auto& type = topology.type_of(static_cast<int>(n));
         context.total_slots += type.gpus * type.slots_per_gpu;
     }
-    context.model = placement_model->name() + " model on " + a.gpu_type + ", " +
-                    std::to_string(catalogue->size()) + " profiles, " + std::to_string(catalogue->pairs().size()) +
-                    " measured pairs" + (a.exclude_pairs.empty() ? "" : " (none on " + a.exclude_pairs + ")");
+    context.model = placement_model->name() + " model on " + a.gpu_type + ", " + std::to_string(catalogue->size()) +
+                    " profiles, " + std::to_string(catalogue->pairs().size()) + " measured pairs" +
+                    (a.exclude_pairs.empty() ? "" : " (none on " + a.exclude_pairs + ")");
     context.truth = truth_name;
     context.load = a.load;
     context.seed = a.seed;
@@ -321,8 +321,12 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     cmd->add_flag("--skip-bad", a.skip_bad, "skip and count malformed lines instead of stopping at the first");
     cmd->add_option("--policy", a.policies, "policies to compare, comma-separated")->capture_default_str();
     cmd->add_option("--config", a.config, "take the cluster (node types, nodes, links) from this colocd.yaml");
-    cmd->add_option("--nodes", a.nodes, "nodes of the default cluster")->check(CLI::Range(1, 100000))->capture_default_str();
-    cmd->add_option("--gpus-per-node", a.gpus_per_node, "GPUs per node")->check(CLI::Range(1, 64))->capture_default_str();
+    cmd->add_option("--nodes", a.nodes, "nodes of the default cluster")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    cmd->add_option("--gpus-per-node", a.gpus_per_node, "GPUs per node")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
     cmd->add_option("--slots-per-gpu", a.slots_per_gpu, "jobs a GPU may hold at once (1 = never shared)")
         ->check(CLI::Range(1, 16))
         ->capture_default_str();

@@ -14,8 +14,9 @@ const std::vector<Field> kSteeringFields = {
 }  // namespace
 
 void add_steering_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
-    auto* cmd = app.add_subcommand("steering", "show node steering (weights and features colocd set in Slurm); "
-                                               "`on` or `off` switches it (admins only)");
+    auto* cmd = app.add_subcommand("steering",
+                                   "show node steering (weights and features colocd set in Slurm); "
+                                   "`on` or `off` switches it (admins only)");
     static std::string state;
     cmd->add_option("STATE", state, "on or off")->check(CLI::IsMember({"on", "off"}));
     cmd->callback([&opts, &exit_code] {
@@ -25,9 +26,8 @@ void add_steering_command(CLI::App& app, const CtlOptions& opts, int& exit_code)
         if (!call_daemon(opts, "steering", "steering", request, reply, exit_code)) return;
         const json& s = reply["steering"];
         if (opts.json) return print_json("steering", "steering", s, json::array());
-        std::cout << "steering " << (s.value("enabled", false) ? "on" : "off") << ", every "
-                  << s.value("interval_s", 0) << " s: " << s.value("rounds", 0) << " rounds, "
-                  << s.value("updates", 0) << " node updates";
+        std::cout << "steering " << (s.value("enabled", false) ? "on" : "off") << ", every " << s.value("interval_s", 0)
+                  << " s: " << s.value("rounds", 0) << " rounds, " << s.value("updates", 0) << " node updates";
         if (s.contains("slurm_updates_sent"))
             std::cout << " (" << s["slurm_updates_sent"] << " accepted by Slurm, " << s["slurm_updates_failed"]
                       << " failed)";

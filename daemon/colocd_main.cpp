@@ -1,12 +1,12 @@
 // colocd: the placement daemon. main() is a ladder: each step initialises one thing, and the
 // steps are undone in reverse order on the way out.
+#include <unistd.h>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <string>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 

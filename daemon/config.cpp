@@ -1,9 +1,9 @@
 #include "daemon/config.hpp"
 
+#include <yaml-cpp/yaml.h>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <yaml-cpp/yaml.h>
 
 #include "model/io/files.hpp"
 #include "slurm/hostlist.hpp"
@@ -133,7 +133,8 @@ void read_nodes(const Reader& r, const YAML::Node& nodes, Config& cfg) {
         if (type_index < 0) r.fail(set["type"], key + ".type", "unknown node type '" + type + "'");
         std::string link = set["link"] ? r.str(set["link"], key + ".link") : "";
         for (const auto& n : *names) {
-            if (cfg.topology.node_index(n) >= 0) r.fail(set["names"], key + ".names", "node '" + n + "' is declared twice");
+            if (cfg.topology.node_index(n) >= 0)
+                r.fail(set["names"], key + ".names", "node '" + n + "' is declared twice");
             cfg.topology.add_node(n, type_index, link);
             if (set["mode"]) cfg.node_modes[n] = r.mode(set["mode"], key + ".mode");
         }
@@ -141,9 +142,9 @@ void read_nodes(const Reader& r, const YAML::Node& nodes, Config& cfg) {
 }
 
 void read_steering(const Reader& r, const YAML::Node& n, SteeringConfig& s) {
-    r.only_keys(n, "steering", {"enabled", "interval_s", "max_updates_per_round", "max_extra_weight",
-                                "full_weight_loss", "weight_hysteresis", "quiet_loss", "quiet_hysteresis",
-                                "weight_profile", "classes"});
+    r.only_keys(n, "steering",
+                {"enabled", "interval_s", "max_updates_per_round", "max_extra_weight", "full_weight_loss",
+                 "weight_hysteresis", "quiet_loss", "quiet_hysteresis", "weight_profile", "classes"});
     auto number = [&](const char* key, double min, double max) {
         const std::string k = std::string("steering.") + key;
         if (!n[key].IsScalar()) r.fail(n[key], k, "expected a number");
@@ -153,8 +154,9 @@ void read_steering(const Reader& r, const YAML::Node& n, SteeringConfig& s) {
         } catch (const YAML::Exception&) {
             r.fail(n[key], k, "'" + n[key].as<std::string>() + "' is not a number");
         }
-        if (!(v >= min && v <= max)) r.fail(n[key], k, n[key].as<std::string>() + " is outside " +
-                                                           std::to_string(min) + ".." + std::to_string(max));
+        if (!(v >= min && v <= max))
+            r.fail(n[key], k,
+                   n[key].as<std::string>() + " is outside " + std::to_string(min) + ".." + std::to_string(max));
         return v;
     };
     if (n["enabled"]) {
@@ -191,11 +193,29 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     Config cfg;
     cfg.path = name;
     if (!root.IsDefined() || root.IsNull()) throw ConfigError(name + ": the file is empty");
-    r.only_keys(root, "", {"listen", "database", "pidfile", "munge_socket", "credential_max_age_s", "admins",
-                           "slurm_user", "model", "profiles", "explain_candidates", "metrics_port",
-                           "metrics_address", "reconcile_interval_s", "database_backlog_max",
-                           "database_retry_s", "database_retry_max_s", "partitions",
-                           "default_mode", "narrow_may_drop_gpus", "node_types", "nodes", "steering"});
+    r.only_keys(root, "",
+                {"listen",
+                 "database",
+                 "pidfile",
+                 "munge_socket",
+                 "credential_max_age_s",
+                 "admins",
+                 "slurm_user",
+                 "model",
+                 "profiles",
+                 "explain_candidates",
+                 "metrics_port",
+                 "metrics_address",
+                 "reconcile_interval_s",
+                 "database_backlog_max",
+                 "database_retry_s",
+                 "database_retry_max_s",
+                 "partitions",
+                 "default_mode",
+                 "narrow_may_drop_gpus",
+                 "node_types",
+                 "nodes",
+                 "steering"});
     if (root["listen"]) cfg.listen = r.str_list(root["listen"], "listen");
     if (cfg.listen.empty()) r.fail(root["listen"], "listen", "needs at least one endpoint");
     for (const auto& e : cfg.listen)
@@ -221,8 +241,8 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     if (root["reconcile_interval_s"])
         cfg.reconcile_interval_s = r.integer(root["reconcile_interval_s"], "reconcile_interval_s", 0, 86400);
     if (root["database_backlog_max"])
-        cfg.database_backlog_max = static_cast<std::size_t>(
-            r.integer(root["database_backlog_max"], "database_backlog_max", 1, 10000000));
+        cfg.database_backlog_max =
+            static_cast<std::size_t>(r.integer(root["database_backlog_max"], "database_backlog_max", 1, 10000000));
     if (root["database_retry_s"])
         cfg.database_retry_s = r.integer(root["database_retry_s"], "database_retry_s", 1, 3600);
     if (root["database_retry_max_s"])

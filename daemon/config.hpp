@@ -10,8 +10,8 @@
 
 #include "daemon/steering/steering_config.hpp"
 #include "model/profile.hpp"
-#include "proto/mode.hpp"
 #include "place/topology.hpp"
+#include "proto/mode.hpp"
 
 namespace coloc::daemon {
 
@@ -19,20 +19,20 @@ using proto::GpuMode;
 inline const char* to_string(GpuMode mode) { return proto::mode_name(mode); }
 
 struct Config {
-    std::string path;                                        // where it was read from
+    std::string path;  // where it was read from
     std::vector<std::string> listen = {"ipc:///run/coloc/colocd.sock"};
     std::string database = "/var/lib/coloc/coloc.db";
-    std::string pidfile;                                     // empty = none
-    std::string munge_socket;                                // empty = munge's default
+    std::string pidfile;       // empty = none
+    std::string munge_socket;  // empty = munge's default
     int credential_max_age_s = 300;
-    std::vector<std::string> admins = {"root"};              // user names or numeric uids
-    std::string slurm_user = "root";                         // may report for slurmstepd
-    std::string model = "coloc";                             // baseline | coloc
-    std::string profiles;                                    // profile catalogue (YAML), empty = built-in
-    int explain_candidates = 5;                              // alternatives kept per decision
-    int metrics_port = 0;                                    // Prometheus over HTTP, 0 = off
+    std::vector<std::string> admins = {"root"};  // user names or numeric uids
+    std::string slurm_user = "root";             // may report for slurmstepd
+    std::string model = "coloc";                 // baseline | coloc
+    std::string profiles;                        // profile catalogue (YAML), empty = built-in
+    int explain_candidates = 5;                  // alternatives kept per decision
+    int metrics_port = 0;                        // Prometheus over HTTP, 0 = off
     std::string metrics_address = "127.0.0.1";
-    int reconcile_interval_s = 60;                           // ask Slurm what runs; 0 = never
+    int reconcile_interval_s = 60;  // ask Slurm what runs; 0 = never
     // While the database cannot be written: history records kept in memory at most, and the
     // first and the longest wait between tries to store them.
     std::size_t database_backlog_max = 100000;
@@ -44,9 +44,9 @@ struct Config {
     // starts `torchrun --nproc_per_node=8` needs all 8. An admin may let a profile that asks for
     // fewer GPUs narrow the step to them.
     bool narrow_may_drop_gpus = false;
-    std::map<std::string, GpuMode> node_modes;               // per node, from `nodes: mode:`
+    std::map<std::string, GpuMode> node_modes;  // per node, from `nodes: mode:`
     place::Topology topology;
-    SteeringConfig steering;                                 // node weights and features in Slurm
+    SteeringConfig steering;  // node weights and features in Slurm
 };
 
 // How many of the `held` GPUs Slurm gave a narrow step colocd chooses for it.

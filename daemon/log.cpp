@@ -1,11 +1,11 @@
 #include "daemon/log.hpp"
 
+#include <syslog.h>
+#include <unistd.h>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <syslog.h>
-#include <unistd.h>
 
 namespace coloc::daemon {
 
@@ -19,8 +19,9 @@ LogLevel max_level = LogLevel::Info;
 bool syslog_socket_present() {
     static std::atomic<std::int64_t> next_look_ms{0};
     static std::atomic<bool> present{true};
-    const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::steady_clock::now().time_since_epoch()).count();
+    const std::int64_t now =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
     if (now >= next_look_ms.load(std::memory_order_relaxed)) {
         next_look_ms.store(now + 10'000, std::memory_order_relaxed);
         present.store(::access("/dev/log", W_OK) == 0, std::memory_order_relaxed);

@@ -37,8 +37,8 @@ Histogram latency_histogram() {
 Histogram slowdown_histogram() { return Histogram({1, 1.05, 1.1, 1.2, 1.3, 1.5, 1.75, 2, 2.5, 3, 4}); }
 
 Histogram decision_histogram() {
-    return Histogram({1e-6, 2e-6, 3e-6, 5e-6, 7.5e-6, 1e-5, 1.5e-5, 2e-5, 2.5e-5, 3e-5, 4e-5, 5e-5, 7.5e-5, 1e-4,
-                      1.5e-4, 2e-4, 3e-4, 5e-4, 1e-3, 2.5e-3, 1e-2, 1e-1});
+    return Histogram({1e-6, 2e-6,   3e-6, 5e-6,   7.5e-6, 1e-5, 1.5e-5, 2e-5, 2.5e-5, 3e-5, 4e-5,
+                      5e-5, 7.5e-5, 1e-4, 1.5e-4, 2e-4,   3e-4, 5e-4,   1e-3, 2.5e-3, 1e-2, 1e-1});
 }
 
 double histogram_quantile(double q, const std::vector<double>& bounds, const std::vector<std::uint64_t>& cumulative) {
@@ -68,10 +68,14 @@ std::string number(double v) {
 std::string label_value(const std::string& s) {
     std::string out;
     for (char c : s) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\n') out += "\\n";
-        else out += c;
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '"')
+            out += "\\\"";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
     }
     return out;
 }
@@ -116,8 +120,7 @@ std::string render_metrics(const MetricsSnapshot& s) {
     Writer w;
     w.family("coloc_build_info", "gauge", "Always 1; the version label says which coloc runs.");
     w.sample("coloc_build_info", "version=\"" + label_value(s.version) + "\"", "1");
-    w.scalar("coloc_start_time_seconds", "gauge", "When colocd started, in seconds since the epoch.",
-             s.start_time_s);
+    w.scalar("coloc_start_time_seconds", "gauge", "When colocd started, in seconds since the epoch.", s.start_time_s);
 
     w.scalar("coloc_requests_total", "counter", "Requests received, answered or refused.", s.requests);
     w.scalar("coloc_placements_total", "counter", "New placement decisions.", s.placements);
@@ -126,8 +129,7 @@ std::string render_metrics(const MetricsSnapshot& s) {
     w.scalar("coloc_placements_adopted_total", "counter",
              "Placements the plugin made alone while colocd was away, reported afterwards.", s.adopted);
     w.scalar("coloc_jobs_ended_total", "counter", "Ended reports (one per job and node).", s.ended);
-    w.scalar("coloc_observations_total", "counter", "Measured iteration times the model learned from.",
-             s.observations);
+    w.scalar("coloc_observations_total", "counter", "Measured iteration times the model learned from.", s.observations);
     w.family("coloc_requests_refused_total", "counter", "Error replies, by error code.");
     for (const auto& [code, n] : s.refused_by_code)
         w.sample("coloc_requests_refused_total", "code=\"" + label_value(code) + "\"", std::to_string(n));

@@ -46,16 +46,16 @@ Histogram decision_histogram();
 double histogram_quantile(double q, const std::vector<double>& bounds, const std::vector<std::uint64_t>& cumulative);
 
 struct MetricsSnapshot {
-    std::string version = "0.1";   // coloc_build_info{version}
-    std::int64_t start_time_s = 0; // epoch seconds colocd started
+    std::string version = "0.1";    // coloc_build_info{version}
+    std::int64_t start_time_s = 0;  // epoch seconds colocd started
 
     // Counters (since colocd started).
     std::int64_t requests = 0;
-    std::int64_t placements = 0;   // new decisions
-    std::int64_t reused = 0;       // later steps answered from an earlier decision
-    std::int64_t adopted = 0;      // plugin fallback placements reported afterwards
+    std::int64_t placements = 0;  // new decisions
+    std::int64_t reused = 0;      // later steps answered from an earlier decision
+    std::int64_t adopted = 0;     // plugin fallback placements reported afterwards
     std::int64_t ended = 0;
-    std::int64_t observations = 0; // iteration timings the model learned from
+    std::int64_t observations = 0;  // iteration timings the model learned from
     std::int64_t auth_refused = 0;
     std::map<std::string, std::int64_t> refused_by_code;  // proto error code -> replies
 

@@ -1,13 +1,13 @@
 #include "daemon/metrics_http.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <stdexcept>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
 
 #include "daemon/metrics.hpp"
 
@@ -18,8 +18,8 @@ namespace {
 std::string reply(const char* status, const char* content_type, const std::string& body, bool with_body,
                   const char* extra_header = "") {
     return std::string("HTTP/1.0 ") + status + "\r\nContent-Type: " + content_type +
-           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + extra_header +
-           "Connection: close\r\n\r\n" + (with_body ? body : "");
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + extra_header + "Connection: close\r\n\r\n" +
+           (with_body ? body : "");
 }
 
 std::string plain(const char* status, const std::string& body, const char* extra_header = "") {
@@ -97,8 +97,10 @@ void MetricsHttpServer::serve() {
     int n = epoll_wait(epoll_fd_, events, 32, 0);
     for (int i = 0; i < n; ++i) {
         int fd = events[i].data.fd;
-        if (fd == listen_fd_) accept_clients();
-        else if (auto it = clients_.find(fd); it != clients_.end()) on_client(fd, it->second);
+        if (fd == listen_fd_)
+            accept_clients();
+        else if (auto it = clients_.find(fd); it != clients_.end())
+            on_client(fd, it->second);
     }
     const auto now = Clock::now();
     for (auto it = clients_.begin(); it != clients_.end();) {

@@ -37,10 +37,10 @@ public:
 
 private:
     struct Client {
-        std::string in;          // the request head so far
-        std::string out;         // the reply, once known
+        std::string in;   // the request head so far
+        std::string out;  // the reply, once known
         std::size_t sent = 0;
-        bool draining = false;   // reply sent: read until the peer closes, so it gets the reply
+        bool draining = false;  // reply sent: read until the peer closes, so it gets the reply
         Clock::time_point deadline;
     };
     void accept_clients();

@@ -39,9 +39,9 @@ struct ReconcileOptions {
 struct CloseAction {
     std::int64_t job_id = 0;
     std::string node;
-    std::int64_t time = 0;            // Slurm's end time, or the snapshot's time when Slurm forgot it
+    std::int64_t time = 0;  // Slurm's end time, or the snapshot's time when Slurm forgot it
     std::optional<int> exit_status;
-    bool job_done = false;            // the last open node of the job
+    bool job_done = false;  // the last open node of the job
 };
 
 struct AdoptAction {
@@ -49,7 +49,7 @@ struct AdoptAction {
     std::int64_t uid = -1;
     std::string name, partition;
     std::int64_t since = 0;
-    SlurmJobNode where;               // the node, and the GPUs when Slurm names them
+    SlurmJobNode where;  // the node, and the GPUs when Slurm names them
 };
 
 struct ReconcilePlan {

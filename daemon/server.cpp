@@ -1,11 +1,11 @@
 #include "daemon/server.hpp"
 
-#include <cerrno>
-#include <filesystem>
-#include <string_view>
-#include <stdexcept>
 #include <sys/stat.h>
 #include <zmq.h>
+#include <cerrno>
+#include <filesystem>
+#include <stdexcept>
+#include <string_view>
 
 #include "daemon/log.hpp"
 #include "daemon/metrics_http.hpp"
@@ -70,9 +70,9 @@ void Server::run(Service& service, const std::atomic<bool>& stop, int poll_ms, M
             throw std::runtime_error(std::string("poll failed: ") + zmq_strerror(zmq_errno()));
         }
         if (metrics) metrics->serve();  // also closes clients past their deadline
-        service.steer();  // node steering, when on and due; Slurm is told from another thread
-        service.tick();  // between requests: reconciliation with Slurm, never waiting for it
-        service.retry_store();  // the history's backlog, when its database could not be written
+        service.steer();                // node steering, when on and due; Slurm is told from another thread
+        service.tick();                 // between requests: reconciliation with Slurm, never waiting for it
+        service.retry_store();          // the history's backlog, when its database could not be written
         if (!(items[0].revents & ZMQ_POLLIN)) continue;
         serve_round(service);
     }
@@ -104,8 +104,8 @@ void Server::serve_round(Service& service) {
                 if (!zmq_msg_more(&extra.msg)) break;
             }
         }
-        round.push_back({std::string(identity.view()), std::string(body.view()),
-                         frames == 1 && zmq_msg_size(&delimiter.msg) == 0});
+        round.push_back(
+            {std::string(identity.view()), std::string(body.view()), frames == 1 && zmq_msg_size(&delimiter.msg) == 0});
     }
     std::vector<std::string_view> bodies;
     for (const Pending& p : round)
@@ -113,9 +113,9 @@ void Server::serve_round(Service& service) {
     std::vector<std::string> replies = service.handle_round(bodies);
     std::size_t next = 0;
     for (const Pending& p : round) {
-        const std::string reply = p.well_formed ? std::move(replies[next++])
-                                                : proto::error_reply(proto::code::kBadJson,
-                                                                     "expected one JSON message per request");
+        const std::string reply =
+            p.well_formed ? std::move(replies[next++])
+                          : proto::error_reply(proto::code::kBadJson, "expected one JSON message per request");
         zmq_send(sock_, p.identity.data(), p.identity.size(), ZMQ_SNDMORE);
         zmq_send(sock_, "", 0, ZMQ_SNDMORE);
         zmq_send(sock_, reply.data(), reply.size(), 0);

@@ -32,7 +32,7 @@ class ProfileCatalogue {
 public:
     static constexpr const char* kDefaultName = "default";
 
-    ProfileCatalogue();   // holds the built-in default profile as id 0
+    ProfileCatalogue();  // holds the built-in default profile as id 0
 
     // Adds a profile, or replaces the one with the same name keeping its id. Returns the id.
     // References returned earlier stay valid (storage never moves).

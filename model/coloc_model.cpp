@@ -21,9 +21,12 @@ bool counts(const Neighbour& n, int slowest) {
 
 int term_of(Sharing where) {
     switch (where) {
-    case Sharing::Gpu: return kGpuTerm;
-    case Sharing::Link: return kLinkTerm;
-    default: return kTopoTerm;
+        case Sharing::Gpu:
+            return kGpuTerm;
+        case Sharing::Link:
+            return kLinkTerm;
+        default:
+            return kTopoTerm;
     }
 }
 
@@ -41,16 +44,17 @@ double Contributions::slowdown() const { return std::max(1.0, 1.0 + gpu + topo +
 ColocModel::ColocModel() : ColocModel(ProfileCatalogue{}) {}
 
 ColocModel::ColocModel(ProfileCatalogue catalogue, ColocParams params)
-    : catalogue_(std::move(catalogue)), params_(std::move(params)),
-      calibration_(params_.rls_prior_var, params_.rls_noise_var, params_.rls_forgetting), residuals_(params_.residual_min_rate) {
+    : catalogue_(std::move(catalogue)),
+      params_(std::move(params)),
+      calibration_(params_.rls_prior_var, params_.rls_noise_var, params_.rls_forgetting),
+      residuals_(params_.residual_min_rate) {
     rebuild();
 }
 
 void ColocModel::set_params(const ColocParams& params) {
-    const bool learning_changed = params.rls_prior_var != params_.rls_prior_var ||
-                                  params.rls_noise_var != params_.rls_noise_var ||
-                                  params.rls_forgetting != params_.rls_forgetting ||
-                                  params.residual_min_rate != params_.residual_min_rate;
+    const bool learning_changed =
+        params.rls_prior_var != params_.rls_prior_var || params.rls_noise_var != params_.rls_noise_var ||
+        params.rls_forgetting != params_.rls_forgetting || params.residual_min_rate != params_.residual_min_rate;
     params_ = params;
     ++version_;
     if (learning_changed) {
@@ -158,12 +162,16 @@ double ColocModel::gpu_speed(const JobProfile& a, const JobProfile& b) const {
 }
 
 double ColocModel::delta(const JobProfile& job, const Neighbour& n, int& term) const {
-    const JobProfile& other = n.profile ? *n.profile : (catalogue_.size() ? catalogue_.default_profile() : builtin_default());
+    const JobProfile& other =
+        n.profile ? *n.profile : (catalogue_.size() ? catalogue_.default_profile() : builtin_default());
     term = term_of(n.where);
     switch (n.where) {
-    case Sharing::Gpu: return 1.0 / gpu_speed(job, other) - 1.0;
-    case Sharing::Link: return link_delta(link_burst(job), link_burst(other), n.phase_offset_s);
-    default: return node_delta(job, other, n.where, params_.node);
+        case Sharing::Gpu:
+            return 1.0 / gpu_speed(job, other) - 1.0;
+        case Sharing::Link:
+            return link_delta(link_burst(job), link_burst(other), n.phase_offset_s);
+        default:
+            return node_delta(job, other, n.where, params_.node);
     }
 }
 
@@ -186,7 +194,7 @@ DelaySum ColocModel::delays(const JobProfile& job, std::span<const Neighbour> ne
 
 int ColocModel::slowest_gpu(const JobProfile& job, std::span<const Neighbour> neighbours) const {
     const DelaySum sum = delays(job, neighbours);
-    if (!several(sum.used)) return -1;   // at most one GPU: nothing to choose
+    if (!several(sum.used)) return -1;  // at most one GPU: nothing to choose
     int slowest = __builtin_ctzll(sum.used);
     for (std::uint64_t bits = sum.used; bits; bits &= bits - 1) {
         const int g = __builtin_ctzll(bits);
@@ -222,7 +230,7 @@ void ColocModel::observe(const JobProfile& job, std::span<const Neighbour> neigh
     const int slowest = slowest_gpu(job, neighbours);
     TermVector d = TermVector::Zero();
     double residual = 0;
-    long seen = 0;   // how often the most familiar of these pairs was observed before
+    long seen = 0;  // how often the most familiar of these pairs was observed before
     std::size_t counted = 0;
     for (const Neighbour& n : neighbours) {
         if (!counts(n, slowest)) continue;
@@ -247,7 +255,7 @@ void ColocModel::observe(const JobProfile& job, std::span<const Neighbour> neigh
         const double x = delta(job, n, term);
         total += std::max(0.0, x * th[term]);
     }
-    if (!cached(job)) return;   // residuals are kept per catalogue pair only
+    if (!cached(job)) return;  // residuals are kept per catalogue pair only
     for (const Neighbour& n : neighbours) {
         if (!counts(n, slowest) || !n.profile || !cached(*n.profile)) continue;
         int term = 0;

@@ -35,13 +35,13 @@
 namespace coloc::model {
 
 struct ColocParams {
-    std::string gpu_type = "v100";   // GPU type of the nodes: selects the reference table
+    std::string gpu_type = "v100";  // GPU type of the nodes: selects the reference table
     GpuShareParams gpu;
     NodeShareParams node;
-    double rls_prior_var = 0.05;     // prior variance of the term scale factors (sd ~0.22)
-    double rls_noise_var = 0.04;     // variance of an observed slowdown around the model's
-    double rls_forgetting = 1.0;     // 1 = no forgetting; < 1 favours recent observations
-    double residual_min_rate = 0.05; // slowest update rate of a pair residual
+    double rls_prior_var = 0.05;      // prior variance of the term scale factors (sd ~0.22)
+    double rls_noise_var = 0.04;      // variance of an observed slowdown around the model's
+    double rls_forgetting = 1.0;      // 1 = no forgetting; < 1 favours recent observations
+    double residual_min_rate = 0.05;  // slowest update rate of a pair residual
 };
 
 // Each term's share of a prediction (what `colocctl explain` shows); `gpu` is the slowest GPU's.
@@ -52,7 +52,7 @@ struct Contributions {
 
 class ColocModel final : public InterferenceModel, public Learner {
 public:
-    ColocModel();   // empty catalogue: the physics priors only
+    ColocModel();  // empty catalogue: the physics priors only
     explicit ColocModel(ProfileCatalogue catalogue, ColocParams params = {});
 
     double slowdown(const JobProfile& job, std::span<const Neighbour> neighbours) const override;
@@ -83,10 +83,10 @@ public:
     void restore(std::unique_ptr<Saved> saved) override;
 
     const ColocParams& params() const { return params_; }
-    void set_params(const ColocParams& params);   // rebuilds the caches
+    void set_params(const ColocParams& params);  // rebuilds the caches
     const ProfileCatalogue& catalogue() const { return catalogue_; }
     const Calibration& calibration() const { return calibration_; }
-    const ReferenceTable* reference() const;      // table of the configured GPU type, if any
+    const ReferenceTable* reference() const;  // table of the configured GPU type, if any
 
 private:
     void rebuild();
@@ -102,10 +102,10 @@ private:
     ProfileCatalogue catalogue_;
     ColocParams params_;
     std::vector<ReferenceTable> tables_;
-    int table_ = -1;                       // index in tables_ of params_.gpu_type
-    std::vector<std::uint64_t> serials_;   // per catalogue id: JobProfile::serial
-    std::vector<GpuQuery> queries_;        // per catalogue id
-    std::vector<double> gpu_cache_;        // size^2 same-GPU speeds
+    int table_ = -1;                      // index in tables_ of params_.gpu_type
+    std::vector<std::uint64_t> serials_;  // per catalogue id: JobProfile::serial
+    std::vector<GpuQuery> queries_;       // per catalogue id
+    std::vector<double> gpu_cache_;       // size^2 same-GPU speeds
     int cache_size_ = 0;
     Calibration calibration_;
     PairResiduals residuals_;

@@ -20,9 +20,12 @@ void read(const json& j, const char* key, T& out) {
 }
 
 json gpu_json(const GpuShareParams& g) {
-    return json{{"bandwidth", g.bandwidth},         {"family_penalty", g.family_penalty},
-                {"ridge", g.ridge},                 {"prior_weight", g.prior_weight},
-                {"slice_overhead", g.slice_overhead}, {"gpu_mem_capacity_gb", g.gpu_mem_capacity_gb},
+    return json{{"bandwidth", g.bandwidth},
+                {"family_penalty", g.family_penalty},
+                {"ridge", g.ridge},
+                {"prior_weight", g.prior_weight},
+                {"slice_overhead", g.slice_overhead},
+                {"gpu_mem_capacity_gb", g.gpu_mem_capacity_gb},
                 {"min_speed", g.min_speed}};
 }
 
@@ -55,21 +58,25 @@ json ColocModel::params_json() const {
         int a, b, t;
         PairResiduals::unkey(key, a, b, t);
         if (a >= catalogue_.size() || b >= catalogue_.size()) continue;
-        residuals.push_back({{"job", catalogue_.at(a).name}, {"neighbour", catalogue_.at(b).name},
-                             {"term", term_name(t)}, {"value", r.value}, {"n", r.n}});
+        residuals.push_back({{"job", catalogue_.at(a).name},
+                             {"neighbour", catalogue_.at(b).name},
+                             {"term", term_name(t)},
+                             {"value", r.value},
+                             {"n", r.n}});
     }
-    return json{{"model", "coloc"},
-                {"version", 1},
-                {"gpu_type", params_.gpu_type},
-                {"gpu", gpu_json(params_.gpu)},
-                {"node", {{"host", params_.node.host}, {"pcie", params_.node.pcie}, {"nvlink", params_.node.nvlink}}},
-                {"learning",
-                 {{"rls_prior_var", params_.rls_prior_var},
-                  {"rls_noise_var", params_.rls_noise_var},
-                  {"rls_forgetting", params_.rls_forgetting},
-                  {"residual_min_rate", params_.residual_min_rate}}},
-                {"calibration", {{"theta", {th[0], th[1], th[2]}}, {"covariance", cov}, {"updates", calibration_.updates()}}},
-                {"residuals", residuals}};
+    return json{
+        {"model", "coloc"},
+        {"version", 1},
+        {"gpu_type", params_.gpu_type},
+        {"gpu", gpu_json(params_.gpu)},
+        {"node", {{"host", params_.node.host}, {"pcie", params_.node.pcie}, {"nvlink", params_.node.nvlink}}},
+        {"learning",
+         {{"rls_prior_var", params_.rls_prior_var},
+          {"rls_noise_var", params_.rls_noise_var},
+          {"rls_forgetting", params_.rls_forgetting},
+          {"residual_min_rate", params_.residual_min_rate}}},
+        {"calibration", {{"theta", {th[0], th[1], th[2]}}, {"covariance", cov}, {"updates", calibration_.updates()}}},
+        {"residuals", residuals}};
 }
 
 void ColocModel::load_params_json(const json& j) {
@@ -92,7 +99,8 @@ void ColocModel::load_params_json(const json& j) {
         read(l, "rls_forgetting", p.rls_forgetting);
         read(l, "residual_min_rate", p.residual_min_rate);
         if (!(p.rls_prior_var > 0) || !(p.rls_noise_var > 0) || !(p.rls_forgetting > 0 && p.rls_forgetting <= 1))
-            throw std::invalid_argument("coloc params: learning needs rls_prior_var, rls_noise_var > 0 and 0 < rls_forgetting <= 1");
+            throw std::invalid_argument(
+                "coloc params: learning needs rls_prior_var, rls_noise_var > 0 and 0 < rls_forgetting <= 1");
     }
     TermVector th = calibration_.theta();
     TermMatrix P = calibration_.covariance();
@@ -110,7 +118,8 @@ void ColocModel::load_params_json(const json& j) {
             for (int i = 0; i < kNumTerms; ++i) {
                 if (m[static_cast<std::size_t>(i)].size() != kNumTerms)
                     throw std::invalid_argument("coloc params: calibration.covariance must be 3x3");
-                for (int k = 0; k < kNumTerms; ++k) P(i, k) = m[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
+                for (int k = 0; k < kNumTerms; ++k)
+                    P(i, k) = m[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
             }
         }
         read(c, "updates", updates);
@@ -121,7 +130,7 @@ void ColocModel::load_params_json(const json& j) {
         for (const json& r : j.at("residuals")) {
             const JobProfile* a = catalogue_.find(r.at("job").get<std::string>());
             const JobProfile* b = catalogue_.find(r.at("neighbour").get<std::string>());
-            if (!a || !b) continue;   // a profile no longer in the catalogue: forget its pairs
+            if (!a || !b) continue;  // a profile no longer in the catalogue: forget its pairs
             const std::string t = r.at("term").get<std::string>();
             int term = -1;
             for (int k = 0; k < kNumTerms; ++k)

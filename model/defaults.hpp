@@ -17,9 +17,7 @@ inline double effective_comm_fraction(const JobProfile& p) {
 }
 
 // Fraction of time the job talks to other GPUs of its own node (NVLink / PCIe peer traffic).
-inline double intra_node_comm_fraction(const JobProfile& p) {
-    return p.gpus > 1 ? effective_comm_fraction(p) : 0.0;
-}
+inline double intra_node_comm_fraction(const JobProfile& p) { return p.gpus > 1 ? effective_comm_fraction(p) : 0.0; }
 
 // The job's inter-node communication as a periodic burst: comm_fraction of each period.
 inline Burst link_burst(const JobProfile& p) {

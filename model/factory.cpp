@@ -9,9 +9,7 @@ namespace coloc::model {
 
 std::vector<std::string> model_names() { return {"baseline", "coloc"}; }
 
-std::unique_ptr<InterferenceModel> make_model(const std::string& name) {
-    return make_model(name, ProfileCatalogue{});
-}
+std::unique_ptr<InterferenceModel> make_model(const std::string& name) { return make_model(name, ProfileCatalogue{}); }
 
 std::unique_ptr<InterferenceModel> make_model(const std::string& name, const ProfileCatalogue& catalogue) {
     if (name == "baseline") return std::make_unique<BaselineModel>();

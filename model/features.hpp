@@ -12,22 +12,25 @@
 namespace coloc::model {
 
 enum Feature : int {
-    kLogBatch = 0,     // log2 batch size
-    kRatioV100K80,     // log(v100 / k80 solo throughput): how much a faster GPU helps
-    kRatioP100K80,     // log(p100 / k80 solo throughput)
-    kLogIterTime,      // log solo iteration time on this GPU type (s)
-    kSmUtil,           // solo SM utilisation, 0..1
-    kMemBwUtil,        // solo memory-bandwidth utilisation, 0..1
-    kLogGpuMem,        // log2 GPU memory footprint (GB)
+    kLogBatch = 0,  // log2 batch size
+    kRatioV100K80,  // log(v100 / k80 solo throughput): how much a faster GPU helps
+    kRatioP100K80,  // log(p100 / k80 solo throughput)
+    kLogIterTime,   // log solo iteration time on this GPU type (s)
+    kSmUtil,        // solo SM utilisation, 0..1
+    kMemBwUtil,     // solo memory-bandwidth utilisation, 0..1
+    kLogGpuMem,     // log2 GPU memory footprint (GB)
     kNumFeatures
 };
 
 struct SoloFeatures {
     std::array<double, kNumFeatures> x{};
-    std::uint32_t mask = 0;          // bit f set: feature f is known
-    std::uint64_t family = 0;        // hash of the family name; 0 = unknown
+    std::uint32_t mask = 0;    // bit f set: feature f is known
+    std::uint64_t family = 0;  // hash of the family name; 0 = unknown
     bool has(int f) const { return (mask >> f) & 1u; }
-    void set(int f, double v) { x[static_cast<std::size_t>(f)] = v; mask |= 1u << f; }
+    void set(int f, double v) {
+        x[static_cast<std::size_t>(f)] = v;
+        mask |= 1u << f;
+    }
 };
 
 // Features of `p` as run on `gpu_type` (empty: no GPU-specific throughput is used).

@@ -100,7 +100,6 @@ void ReferenceTable::set_speed(int job, int neighbour, double speed) {
 double ReferenceTable::speed(int job, int neighbour) const { return speed_(job, neighbour); }
 bool ReferenceTable::has_speed(int job, int neighbour) const { return !std::isnan(speed_(job, neighbour)); }
 
-
 double predict_gpu_speed(const ReferenceTable& t, const GpuQuery& a, const GpuQuery& b, bool same_job,
                          const GpuShareParams& p) {
     const double prior = prior_gpu_speed(*a.profile, *b.profile, p);
@@ -108,7 +107,7 @@ double predict_gpu_speed(const ReferenceTable& t, const GpuQuery& a, const GpuQu
     double est = kNaN, weight = 0;
     if (a.ref >= 0 && b.ref >= 0 && t.has_speed(a.ref, b.ref)) {
         est = t.speed(a.ref, b.ref);
-        weight = 1e9;   // measured: the prior no longer matters
+        weight = 1e9;  // measured: the prior no longer matters
     } else if (same_job) {
         // Self-pairs: from other jobs' self-pairs, by similarity to a.
         LocalLinear ll(a.features, p);
@@ -125,15 +124,26 @@ double predict_gpu_speed(const ReferenceTable& t, const GpuQuery& a, const GpuQu
             LocalLinear col(a.features, p);
             for (int k = 0; k < n; ++k)
                 if (k != a.ref) col.add(t.features(k), t.speed(k, b.ref), kernel(a.features, t.features(k), p));
-            if (col.weight() > 0) { sum += col.estimate(); weight += col.weight(); ++parts; }
+            if (col.weight() > 0) {
+                sum += col.estimate();
+                weight += col.weight();
+                ++parts;
+            }
         }
         if (a.ref >= 0) {
             LocalLinear row(b.features, p);
             for (int k = 0; k < n; ++k)
                 if (k != b.ref) row.add(t.features(k), t.speed(a.ref, k), kernel(b.features, t.features(k), p));
-            if (row.weight() > 0) { sum += row.estimate(); weight += row.weight(); ++parts; }
+            if (row.weight() > 0) {
+                sum += row.estimate();
+                weight += row.weight();
+                ++parts;
+            }
         }
-        if (parts > 0) { est = sum / parts; weight /= parts; }
+        if (parts > 0) {
+            est = sum / parts;
+            weight /= parts;
+        }
     } else {
         // Neither measured: similarity-weighted average over all measured pairs.
         double sw = 0, s = 0;
@@ -147,7 +157,10 @@ double predict_gpu_speed(const ReferenceTable& t, const GpuQuery& a, const GpuQu
                 s += w * t.speed(k, m);
             }
         }
-        if (sw > 0) { est = s / sw; weight = sw; }
+        if (sw > 0) {
+            est = s / sw;
+            weight = sw;
+        }
     }
     return std::clamp(blend(est, weight, prior, p), p.min_speed, 1.0);
 }

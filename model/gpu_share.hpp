@@ -10,10 +10,10 @@
 // a job with no similar reference still gets a sensible answer and an empty table works.
 #pragma once
 
-#include "model/eigen.hpp"
 #include <array>
 #include <string>
 #include <vector>
+#include "model/eigen.hpp"
 
 #include "model/features.hpp"
 #include "model/profile.hpp"
@@ -23,12 +23,12 @@ namespace coloc::model {
 struct GpuShareParams {
     // Kernel bandwidth per feature (in the feature's units), see features.hpp.
     std::array<double, kNumFeatures> bandwidth{1.5, 1.0, 1.0, 0.5, 0.15, 0.15, 1.0};
-    double family_penalty = 10;   // squared distance added between different known families
-    double ridge = 1.0;           // slope penalty of the local linear fit, per unit of weight
-    double prior_weight = 0.02;   // weight of the physics prior as a pseudo-observation
-    double slice_overhead = 0.1;  // prior: time-slicing cost on top of the busy-time overlap
-    double gpu_mem_capacity_gb = 32;   // prior: two known footprints above this cannot co-run
-    double min_speed = 0.02;      // predictions are clamped to [min_speed, 1]
+    double family_penalty = 10;       // squared distance added between different known families
+    double ridge = 1.0;               // slope penalty of the local linear fit, per unit of weight
+    double prior_weight = 0.02;       // weight of the physics prior as a pseudo-observation
+    double slice_overhead = 0.1;      // prior: time-slicing cost on top of the busy-time overlap
+    double gpu_mem_capacity_gb = 32;  // prior: two known footprints above this cannot co-run
+    double min_speed = 0.02;          // predictions are clamped to [min_speed, 1]
 };
 
 // Physics prior: job a is busy on the GPU a fraction u_a = max(sm_util, mem_bw_util) of its
@@ -45,8 +45,8 @@ public:
     // Adds (or finds) a reference job; returns its index.
     int add_job(const std::string& name, const SoloFeatures& features);
     int index_of(const std::string& name) const;
-    void set_speed(int job, int neighbour, double speed);   // speed of `job` beside `neighbour`
-    double speed(int job, int neighbour) const;             // NaN when not measured
+    void set_speed(int job, int neighbour, double speed);  // speed of `job` beside `neighbour`
+    double speed(int job, int neighbour) const;            // NaN when not measured
     bool has_speed(int job, int neighbour) const;
     int size() const { return static_cast<int>(names_.size()); }
     const std::string& name(int i) const { return names_[static_cast<std::size_t>(i)]; }
@@ -57,21 +57,21 @@ private:
     std::string gpu_type_;
     std::vector<std::string> names_;
     std::vector<SoloFeatures> features_;
-    Eigen::MatrixXd speed_;   // NaN = not measured
-    std::ptrdiff_t measured_ = 0;   // non-NaN entries of speed_
+    Eigen::MatrixXd speed_;        // NaN = not measured
+    std::ptrdiff_t measured_ = 0;  // non-NaN entries of speed_
 };
 
 // A job as the same-GPU term sees it.
 struct GpuQuery {
     const JobProfile* profile = nullptr;
     SoloFeatures features;
-    int ref = -1;             // index in the reference table, -1 when not a reference job
+    int ref = -1;  // index in the reference table, -1 when not a reference job
 };
 
 // Speed of `a` (relative to solo) beside `b` on the table's GPU type, in [min_speed, 1].
 // `same_job`: a and b are the same job type (self-pairs behave differently, so they are
 // predicted from other self-pairs).
-double predict_gpu_speed(const ReferenceTable& table, const GpuQuery& a, const GpuQuery& b,
-                         bool same_job, const GpuShareParams& params);
+double predict_gpu_speed(const ReferenceTable& table, const GpuQuery& a, const GpuQuery& b, bool same_job,
+                         const GpuShareParams& params);
 
 }  // namespace coloc::model

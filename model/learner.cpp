@@ -6,10 +6,14 @@ namespace coloc::model {
 
 const char* term_name(int term) {
     switch (term) {
-    case kGpuTerm: return "gpu";
-    case kTopoTerm: return "node";
-    case kLinkTerm: return "link";
-    default: return "?";
+        case kGpuTerm:
+            return "gpu";
+        case kTopoTerm:
+            return "node";
+        case kLinkTerm:
+            return "link";
+        default:
+            return "?";
     }
 }
 
@@ -18,13 +22,13 @@ Calibration::Calibration(double prior_var, double noise_var, double forgetting)
     : P_(TermMatrix::Identity() * (prior_var / noise_var)), forgetting_(forgetting) {}
 
 void Calibration::update(const TermVector& x, double target, double weight) {
-    if (x.squaredNorm() <= 0 || !(weight > 0)) return;   // nothing here speaks to any term
+    if (x.squaredNorm() <= 0 || !(weight > 0)) return;  // nothing here speaks to any term
     const double denom = forgetting_ / weight + x.dot(P_ * x);
     const TermVector gain = P_ * x / denom;
     theta_ += gain * (target - theta_.dot(x));
     P_ = (P_ - gain * x.transpose() * P_) / forgetting_;
-    P_ = 0.5 * (P_ + P_.transpose());   // keep it symmetric against rounding drift
-    theta_ = theta_.cwiseMax(0.0);      // a term never speeds a job up
+    P_ = 0.5 * (P_ + P_.transpose());  // keep it symmetric against rounding drift
+    theta_ = theta_.cwiseMax(0.0);     // a term never speeds a job up
     ++n_;
 }
 

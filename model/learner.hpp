@@ -46,8 +46,8 @@ private:
 };
 
 struct Residual {
-    double value = 0;   // additive slowdown correction
-    long n = 0;         // observations averaged into it
+    double value = 0;  // additive slowdown correction
+    long n = 0;        // observations averaged into it
 };
 
 class PairResiduals {

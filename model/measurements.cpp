@@ -36,8 +36,14 @@ ProfileCatalogue catalogue_from(const Measurements& m) {
         const JobProfile* old = cat.find(s.job);
         JobProfile p = old ? *old : JobProfile{};
         p.name = s.job;
-        if (!s.family.empty()) { p.family = s.family; p.known["family"] = true; }
-        if (s.batch_size > 0) { p.batch_size = s.batch_size; p.known["batch_size"] = true; }
+        if (!s.family.empty()) {
+            p.family = s.family;
+            p.known["family"] = true;
+        }
+        if (s.batch_size > 0) {
+            p.batch_size = s.batch_size;
+            p.known["batch_size"] = true;
+        }
         p.solo_throughput[s.gpu_type] = s.throughput;
         p.known["solo_throughput"] = true;
         std::string best;

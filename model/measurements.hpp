@@ -14,10 +14,10 @@ namespace coloc::model {
 struct SoloMeasurement {
     std::string job;
     std::string family;
-    double batch_size = 0;       // 0 = unknown
+    double batch_size = 0;  // 0 = unknown
     std::string gpu_type;
-    double throughput = 0;       // iterations per second, alone
-    int line = 0;                // where it came from, for messages
+    double throughput = 0;  // iterations per second, alone
+    int line = 0;           // where it came from, for messages
 };
 
 struct PairMeasurement {
@@ -25,14 +25,14 @@ struct PairMeasurement {
     std::string neighbour;
     std::string gpu_type;
     Sharing where = Sharing::Gpu;
-    double throughput = 0;       // the job's iterations per second beside the neighbour
+    double throughput = 0;  // the job's iterations per second beside the neighbour
     int line = 0;
 };
 
 struct Measurements {
     std::vector<SoloMeasurement> solo;
     std::vector<PairMeasurement> pairs;
-    std::string source;          // the file they came from, for messages ("" = none)
+    std::string source;  // the file they came from, for messages ("" = none)
 };
 
 // Profiles (family, batch size, solo throughput per GPU type, iteration time on the fastest

@@ -49,8 +49,8 @@ inline std::uint64_t gpu_bit(int i) { return std::uint64_t{1} << (static_cast<un
 // below the GPU. Kept apart so that the slowdown with one more neighbour is an addition per
 // GPU it shares, not a prediction from the whole list again.
 struct DelaySum {
-    std::uint64_t used = 0;   // the job's GPUs (Neighbour::gpus bits) that have same-GPU delays
-    double rest = 0;          // delays of neighbours below the GPU level and on links
+    std::uint64_t used = 0;  // the job's GPUs (Neighbour::gpus bits) that have same-GPU delays
+    double rest = 0;         // delays of neighbours below the GPU level and on links
     // The delay on GPU g (bit g of `used`; 0 when not set).
     double on(int g) const;
 

@@ -7,10 +7,14 @@ namespace coloc::model {
 
 const char* to_string(PhaseRegime r) {
     switch (r) {
-    case PhaseRegime::InStep: return "in-step";
-    case PhaseRegime::Offset: return "offset";
-    case PhaseRegime::Interleaved: return "interleaved";
-    case PhaseRegime::Drifting: return "drifting";
+        case PhaseRegime::InStep:
+            return "in-step";
+        case PhaseRegime::Offset:
+            return "offset";
+        case PhaseRegime::Interleaved:
+            return "interleaved";
+        case PhaseRegime::Drifting:
+            return "drifting";
     }
     return "in-step";
 }
@@ -38,9 +42,7 @@ double extra_offset(const Burst& a, const Burst& b, double offset_s) {
     return overlap(0, A, d, d + B) + overlap(0, A, d - T, d - T + B) + overlap(0, A, d + T, d + T + B);
 }
 
-double extra_interleaved(const Burst& a, const Burst& b) {
-    return std::max(0.0, a.burst_s + b.burst_s - a.period_s);
-}
+double extra_interleaved(const Burst& a, const Burst& b) { return std::max(0.0, a.burst_s + b.burst_s - a.period_s); }
 
 double extra_drifting(const Burst& a, const Burst& b) {
     return b.period_s > 0 ? a.burst_s * std::min(1.0, b.duty()) : 0.0;
@@ -54,10 +56,14 @@ PhaseRegime regime(const Burst& a, const Burst& b, std::optional<double> offset_
 double link_extra(const Burst& a, const Burst& b, std::optional<double> offset_s) {
     if (a.burst_s <= 0 || b.burst_s <= 0) return 0;
     switch (regime(a, b, offset_s)) {
-    case PhaseRegime::Drifting: return extra_drifting(a, b);
-    case PhaseRegime::Offset: return extra_offset(a, b, *offset_s);
-    case PhaseRegime::Interleaved: return extra_interleaved(a, b);
-    case PhaseRegime::InStep: break;
+        case PhaseRegime::Drifting:
+            return extra_drifting(a, b);
+        case PhaseRegime::Offset:
+            return extra_offset(a, b, *offset_s);
+        case PhaseRegime::Interleaved:
+            return extra_interleaved(a, b);
+        case PhaseRegime::InStep:
+            break;
     }
     return extra_in_step(a, b);
 }

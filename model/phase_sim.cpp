@@ -7,7 +7,7 @@ namespace coloc::model {
 namespace {
 struct State {
     bool in_burst = true;
-    double left = 0;            // work (burst) or time (compute) left in the current phase
+    double left = 0;  // work (burst) or time (compute) left in the current phase
     double iter_start = 0;
     int iterations = 0;
     double measured_time = 0;
@@ -36,15 +36,26 @@ SimResult simulate_link(std::span<const SimJob> jobs, double horizon_s, double d
             while (step > 1e-15) {
                 if (s.in_burst) {
                     const double need = s.left / rate;
-                    if (need > step) { s.left -= step * rate; step = 0; break; }
+                    if (need > step) {
+                        s.left -= step * rate;
+                        step = 0;
+                        break;
+                    }
                     step -= need;
                     s.in_burst = false;
                     s.left = jobs[i].compute_s;
                 } else {
-                    if (s.left > step) { s.left -= step; step = 0; break; }
+                    if (s.left > step) {
+                        s.left -= step;
+                        step = 0;
+                        break;
+                    }
                     step -= s.left;
                     const double end = t + dt_s - step;
-                    if (s.iterations >= warmup) { s.measured_time += end - s.iter_start; ++s.measured; }
+                    if (s.iterations >= warmup) {
+                        s.measured_time += end - s.iter_start;
+                        ++s.measured;
+                    }
                     ++s.iterations;
                     s.iter_start = end;
                     s.in_burst = true;

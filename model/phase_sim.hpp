@@ -8,14 +8,14 @@
 namespace coloc::model {
 
 struct SimJob {
-    double compute_s = 0;       // compute time per iteration (never slowed by the link)
-    double burst_s = 0;         // link time per iteration at full link speed
-    double start_s = 0;         // when the job's first burst starts
+    double compute_s = 0;  // compute time per iteration (never slowed by the link)
+    double burst_s = 0;    // link time per iteration at full link speed
+    double start_s = 0;    // when the job's first burst starts
 };
 
 struct SimResult {
-    std::vector<double> mean_iter_s;   // mean iteration time after warm-up
-    std::vector<double> slowdown;      // mean_iter_s / (compute_s + burst_s)
+    std::vector<double> mean_iter_s;  // mean iteration time after warm-up
+    std::vector<double> slowdown;     // mean_iter_s / (compute_s + burst_s)
 };
 
 // Each iteration is a burst followed by compute; k bursts in progress get 1/k of the link each.

@@ -4,11 +4,16 @@ namespace coloc::model {
 
 const char* to_string(Sharing where) {
     switch (where) {
-    case Sharing::Gpu: return "gpu";
-    case Sharing::Island: return "island";
-    case Sharing::Switch: return "switch";
-    case Sharing::Node: return "node";
-    case Sharing::Link: return "link";
+        case Sharing::Gpu:
+            return "gpu";
+        case Sharing::Island:
+            return "island";
+        case Sharing::Switch:
+            return "switch";
+        case Sharing::Node:
+            return "node";
+        case Sharing::Link:
+            return "link";
     }
     return "node";
 }

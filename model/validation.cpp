@@ -26,7 +26,8 @@ ReferenceTable reference(const GpuPairData& d, int held_out) {
         if (static_cast<int>(i) != held_out) ref[i] = t.add_job(d.types[i]->name, solo_features(*d.types[i], d.gpu));
     for (std::size_t i = 0; i < d.types.size(); ++i)
         for (std::size_t j = 0; j < d.types.size(); ++j)
-            if (ref[i] >= 0 && ref[j] >= 0 && !std::isnan(d.S(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j))))
+            if (ref[i] >= 0 && ref[j] >= 0 &&
+                !std::isnan(d.S(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j))))
                 t.set_speed(ref[i], ref[j], d.S(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)));
     return t;
 }
@@ -88,7 +89,9 @@ CvScores leave_one_type_out(const GpuPairData& d, const GpuShareParams& params) 
         for (int k = 0; k < T; ++k) {
             const JobProfile& c = *d.types[static_cast<std::size_t>(k)];
             if (k == t || c.family != held.family) continue;
-            auto dist = [&](const JobProfile& p) { return std::abs(std::log2(std::max(p.batch_size, 1.0)) - std::log2(std::max(held.batch_size, 1.0))); };
+            auto dist = [&](const JobProfile& p) {
+                return std::abs(std::log2(std::max(p.batch_size, 1.0)) - std::log2(std::max(held.batch_size, 1.0)));
+            };
             if (near < 0 || dist(c) < dist(*d.types[static_cast<std::size_t>(near)])) near = k;
         }
         auto family_pred = [&](int i, int j) {
@@ -145,16 +148,22 @@ CvScores leave_one_pair_out(const GpuPairData& d, const GpuShareParams& params) 
                 for (int j = 0; j < T; ++j)
                     if (!std::isnan(S(i, j))) {
                         train.push_back(S(i, j));
-                        row[static_cast<std::size_t>(i)] += S(i, j); ++nrow[static_cast<std::size_t>(i)];
-                        col[static_cast<std::size_t>(j)] += S(i, j); ++ncol[static_cast<std::size_t>(j)];
+                        row[static_cast<std::size_t>(i)] += S(i, j);
+                        ++nrow[static_cast<std::size_t>(i)];
+                        col[static_cast<std::size_t>(j)] += S(i, j);
+                        ++ncol[static_cast<std::size_t>(j)];
                     }
             const double med = median(train);
             double mean = 0;
             for (double v : train) mean += v;
             mean /= std::max<std::size_t>(1, train.size());
             auto rowcol = [&](int i, int j) {
-                const double ri = nrow[static_cast<std::size_t>(i)] ? row[static_cast<std::size_t>(i)] / nrow[static_cast<std::size_t>(i)] : mean;
-                const double cj = ncol[static_cast<std::size_t>(j)] ? col[static_cast<std::size_t>(j)] / ncol[static_cast<std::size_t>(j)] : mean;
+                const double ri = nrow[static_cast<std::size_t>(i)]
+                                      ? row[static_cast<std::size_t>(i)] / nrow[static_cast<std::size_t>(i)]
+                                      : mean;
+                const double cj = ncol[static_cast<std::size_t>(j)]
+                                      ? col[static_cast<std::size_t>(j)] / ncol[static_cast<std::size_t>(j)]
+                                      : mean;
                 return std::clamp(ri + cj - mean, 0.0, 1.0);
             };
             const GpuQuery qa = query(d, a, table), qb = query(d, b, table);

@@ -15,8 +15,8 @@ namespace coloc::model {
 // Measured same-GPU speeds among the job types with a solo throughput on one GPU type.
 struct GpuPairData {
     std::string gpu;
-    std::vector<const JobProfile*> types;   // point into the catalogue given to gpu_pair_data
-    Eigen::MatrixXd S;                      // S(i, j): speed of type i beside type j; NaN = none
+    std::vector<const JobProfile*> types;  // point into the catalogue given to gpu_pair_data
+    Eigen::MatrixXd S;                     // S(i, j): speed of type i beside type j; NaN = none
     int observations() const;
 };
 

@@ -95,12 +95,24 @@ ClusterState::ClusterState(const Topology& topo) : topo_(&topo), instance_(next_
 }
 
 ClusterState::ClusterState(const ClusterState& other)
-    : topo_(other.topo_), jobs_(other.jobs_), gpu_jobs_(other.gpu_jobs_), node_jobs_(other.node_jobs_),
-      link_jobs_(other.link_jobs_), node_free_(other.node_free_), busy_gpus_(other.busy_gpus_),
-      used_slots_(other.used_slots_), max_gpus_(other.max_gpus_), cap_{other.cap_[0], other.cap_[1]},
-      buckets_{other.buckets_[0], other.buckets_[1]}, empty_(other.empty_), max_slots_(other.max_slots_),
-      free_buckets_(other.free_buckets_), instance_(next_instance++), changes_(other.changes_),
-      node_stamp_(other.node_stamp_), link_stamp_(other.link_stamp_) {
+    : topo_(other.topo_),
+      jobs_(other.jobs_),
+      gpu_jobs_(other.gpu_jobs_),
+      node_jobs_(other.node_jobs_),
+      link_jobs_(other.link_jobs_),
+      node_free_(other.node_free_),
+      busy_gpus_(other.busy_gpus_),
+      used_slots_(other.used_slots_),
+      max_gpus_(other.max_gpus_),
+      cap_{other.cap_[0], other.cap_[1]},
+      buckets_{other.buckets_[0], other.buckets_[1]},
+      empty_(other.empty_),
+      max_slots_(other.max_slots_),
+      free_buckets_(other.free_buckets_),
+      instance_(next_instance++),
+      changes_(other.changes_),
+      node_stamp_(other.node_stamp_),
+      link_stamp_(other.link_stamp_) {
     repoint();
 }
 
@@ -141,8 +153,10 @@ void ClusterState::set_free(int node, int value) {
 
 void ClusterState::update_empty(int node) {
     NodeSet& e = empty_[static_cast<std::size_t>(topo_->nodes()[node].type)];
-    if (node_jobs_[node].empty()) e.insert(node);
-    else e.erase(node);
+    if (node_jobs_[node].empty())
+        e.insert(node);
+    else
+        e.erase(node);
 }
 
 int ClusterState::nodes_with_at_least(Capacity kind, int k) const {
@@ -324,7 +338,8 @@ model::Sharing ClusterState::intra_node_sharing(const Placement& mine, const Pla
     for (int a : mine.gpus)
         for (int b : theirs.gpus) {
             if (a == b) return model::Sharing::Gpu;
-            if (t.island[a] >= 0 && t.island[a] == t.island[b]) best = std::min(best, model::Sharing::Island);
+            if (t.island[a] >= 0 && t.island[a] == t.island[b])
+                best = std::min(best, model::Sharing::Island);
             else if (t.pcie_switch[a] >= 0 && t.pcie_switch[a] == t.pcie_switch[b])
                 best = std::min(best, model::Sharing::Switch);
         }
@@ -371,7 +386,8 @@ void ClusterState::neighbours_at(std::span<const Placement> where, bool multi_no
             if (i > 0)
                 for (const Placement& p : them->where) {
                     const int l = topo_->nodes()[p.node].link;
-                    if (std::find(links.begin(), links.begin() + static_cast<long>(i), l) != links.begin() + static_cast<long>(i)) {
+                    if (std::find(links.begin(), links.begin() + static_cast<long>(i), l) !=
+                        links.begin() + static_cast<long>(i)) {
                         counted = true;
                         break;
                     }

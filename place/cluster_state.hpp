@@ -160,11 +160,11 @@ private:
     int busy_gpus_ = 0;
     int used_slots_ = 0;
     int max_gpus_ = 0;
-    std::vector<int> cap_[2];                                // [kind][node] -> open / idle GPUs
-    std::vector<NodeSet> buckets_[2];                        // [kind][value] -> nodes
-    std::vector<NodeSet> empty_;                             // [type] -> nodes without jobs
+    std::vector<int> cap_[2];          // [kind][node] -> open / idle GPUs
+    std::vector<NodeSet> buckets_[2];  // [kind][value] -> nodes
+    std::vector<NodeSet> empty_;       // [type] -> nodes without jobs
     int max_slots_ = 0;
-    std::vector<NodeSet> free_buckets_;                      // [free slots] -> nodes
+    std::vector<NodeSet> free_buckets_;  // [free slots] -> nodes
     // The same jobs as node_jobs_ / link_jobs_, position for position, as pointers into jobs_.
     std::vector<std::vector<const RunningJob*>> node_job_ptrs_;
     std::vector<std::vector<const RunningJob*>> link_job_ptrs_;

@@ -109,8 +109,8 @@ std::vector<int> greedy_set(int want, const std::vector<int>& eligible, Loss los
 struct ColocPolicy::Reused {
     std::mutex lock;
     ScorerScratch scorer;
-    std::vector<Scored> here;         // a node's scored sets, when explaining
-    std::vector<int> eligible;        // a node's GPUs the job may take
+    std::vector<Scored> here;                // a node's scored sets, when explaining
+    std::vector<int> eligible;               // a node's GPUs the job may take
     std::unique_ptr<PredictionCache> cache;  // with reuse_predictions
 };
 
@@ -123,9 +123,19 @@ class Search {
 public:
     Search(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request, int keep,
            PredictionCache* cache, ScorerScratch& scorer, std::vector<Scored>& here, std::vector<int>& eligible)
-        : state_(state), model_(model), request_(request), keep_(keep), single_(request.nodes == 1),
-          ranking_(keep > 1 && single_), prune_(keep <= 1), cache_(cache), scorer_scratch_(scorer), here_(here),
-          eligible_(eligible), link_harm_(state, model, request, cache), lighter_{Preferred{state}} {}
+        : state_(state),
+          model_(model),
+          request_(request),
+          keep_(keep),
+          single_(request.nodes == 1),
+          ranking_(keep > 1 && single_),
+          prune_(keep <= 1),
+          cache_(cache),
+          scorer_scratch_(scorer),
+          here_(here),
+          eligible_(eligible),
+          link_harm_(state, model, request, cache),
+          lighter_{Preferred{state}} {}
 
     // The nodes worth scoring, the likeliest winners first so that the bound prunes early.
     std::vector<int> nodes_in_order(int max_nodes_scored) const {
@@ -231,9 +241,9 @@ private:
     void keep_best_set(NodeScorer& scorer) {
         if (best_.node < 0) return;
         if (best_.loss >= cut() + 2 * kTie && prune_) return;  // beaten
-        if (single_ && (best_single_.where.empty() || best_.loss < best_single_.loss - kTie ||
-                        (best_.loss <= best_single_.loss + kTie &&
-                         lighter_.preferred(node_, best_single_.where.front().node))))
+        if (single_ &&
+            (best_single_.where.empty() || best_.loss < best_single_.loss - kTie ||
+             (best_.loss <= best_single_.loss + kTie && lighter_.preferred(node_, best_single_.where.front().node))))
             best_single_ = scorer.candidate(best_.gpus);
         top_.insert(std::upper_bound(top_.begin(), top_.end(), best_.loss), best_.loss);
         if (static_cast<int>(top_.size()) > request_.nodes) top_.pop_back();
@@ -267,20 +277,20 @@ private:
     const bool prune_;    // only the best set matters: a candidate that cannot win is not worked out
     PredictionCache* cache_;
     ScorerScratch& scorer_scratch_;
-    std::vector<Scored>& here_;    // the node's scored sets, when explaining (here_count_ of them)
-    std::vector<int>& eligible_;   // the node's GPUs the job may take
+    std::vector<Scored>& here_;   // the node's scored sets, when explaining (here_count_ of them)
+    std::vector<int>& eligible_;  // the node's GPUs the job may take
     LinkHarm link_harm_;
     Lighter lighter_;
     // The node being scored.
     int node_ = -1;
-    Scored best_;                  // its best set so far (node -1: none yet)
+    Scored best_;  // its best set so far (node -1: none yet)
     std::size_t here_count_ = 0;
     // The decision so far.
-    std::vector<Ranked> ranked_;   // when explaining: each node's best sets
-    std::vector<Scored> per_node_; // the best set per node that is among the best nodes
-    Candidate best_single_;        // the best one-node candidate, worked out in full
-    std::vector<double> top_;      // the best losses, one per node, as many as the job needs nodes
-    std::vector<double> lowest_;   // when explaining: the `keep` lowest losses so far, ascending
+    std::vector<Ranked> ranked_;    // when explaining: each node's best sets
+    std::vector<Scored> per_node_;  // the best set per node that is among the best nodes
+    Candidate best_single_;         // the best one-node candidate, worked out in full
+    std::vector<double> top_;       // the best losses, one per node, as many as the job needs nodes
+    std::vector<double> lowest_;    // when explaining: the `keep` lowest losses so far, ascending
 };
 
 }  // namespace

@@ -45,9 +45,16 @@ const NeighbourEffect& LinkHarm::effect(JobId id) {
 
 NodeScorer::NodeScorer(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
                        int node, LinkHarm* link, PredictionCache* cache, ScorerScratch& scratch)
-    : state_(state), model_(model), request_(request), node_(node), multi_(link != nullptr),
-      additive_(model.additive()), small_(state.topology().type_of(node).gpus <= 64),
-      by_set_(request.gpus_per_node > 1), need_set_(by_set_), s_(scratch) {
+    : state_(state),
+      model_(model),
+      request_(request),
+      node_(node),
+      multi_(link != nullptr),
+      additive_(model.additive()),
+      small_(state.topology().type_of(node).gpus <= 64),
+      by_set_(request.gpus_per_node > 1),
+      need_set_(by_set_),
+      s_(scratch) {
     s_.memo.clear();
     ++s_.generation;
     s_.link_only.clear();
@@ -78,7 +85,7 @@ NodeScorer::NodeScorer(const ClusterState& state, const model::InterferenceModel
             state.neighbours_of(*job, r.own);
             r.base = nullptr;  // r.own (s_.residents may still move)
             r.before = current_slowdown(model, *job, r.own, r.own_sum);
-            r.sum = nullptr;   // r.own_sum
+            r.sum = nullptr;  // r.own_sum
         }
         r.gpus = job->gpu_count();
         r.first = gpus_before(*job, node);
@@ -152,9 +159,11 @@ void NodeScorer::sum_pairwise(const std::vector<const RunningJob*>& here) {
         for (std::size_t j = 0; j < n; ++j) {
             if (j == r.here) continue;
             std::uint8_t& level = s_.pair_levels[std::min(j, r.here) * n + std::max(j, r.here)];
-            if (level == ScorerScratch::kUnknown) level = static_cast<std::uint8_t>(state_.intra_node_sharing(*r.at, *s_.here_at[j]));
+            if (level == ScorerScratch::kUnknown)
+                level = static_cast<std::uint8_t>(state_.intra_node_sharing(*r.at, *s_.here_at[j]));
             const auto where = static_cast<model::Sharing>(level);
-            const std::uint64_t bits = where == model::Sharing::Gpu ? shared_gpus(r.at->gpus, 0, s_.here_at[j]->gpus) : 1;
+            const std::uint64_t bits =
+                where == model::Sharing::Gpu ? shared_gpus(r.at->gpus, 0, s_.here_at[j]->gpus) : 1;
             r.own_sum.add(where, bits, model_.delay(*r.job->profile, {here[j]->profile, where, std::nullopt, bits}));
         }
         r.before = r.own_sum.slowdown();
@@ -179,7 +188,8 @@ double NodeScorer::after(std::size_t i, std::uint8_t level, const std::vector<in
         if (level != static_cast<std::uint8_t>(model::Sharing::Gpu)) return r.delays().slowdown_with(0, 0, d + link);
         std::uint64_t bits = model::gpu_bit(r.first);
         if (r.at->gpus.size() > 1 && gpus)
-            bits = r.ranked ? shared_ranks(r.mask & mask_of(*gpus), r.mask, r.first) : shared_gpus(r.at->gpus, r.first, *gpus);
+            bits = r.ranked ? shared_ranks(r.mask & mask_of(*gpus), r.mask, r.first)
+                            : shared_gpus(r.at->gpus, r.first, *gpus);
         return r.delays().slowdown_with(bits, d, link);
     }
     const bool several = level == static_cast<std::uint8_t>(model::Sharing::Gpu) && r.at->gpus.size() > 1 && gpus;
@@ -201,8 +211,8 @@ double NodeScorer::after(std::size_t i, std::uint8_t level, const std::vector<in
 
 const NodeScorer::Memo& NodeScorer::score_levels(const std::uint8_t* lv, int gpus, const std::vector<int>* set) {
     std::uint64_t key = 0;
-    const bool packed = by_set_ ? set && std::all_of(set->begin(), set->end(), [](int g) { return g < 64; })
-                                : count_ <= 21;
+    const bool packed =
+        by_set_ ? set && std::all_of(set->begin(), set->end(), [](int g) { return g < 64; }) : count_ <= 21;
     Memo* known = nullptr;
     if (packed) {
         if (by_set_)
@@ -245,7 +255,7 @@ const NodeScorer::Memo& NodeScorer::score_levels(const std::uint8_t* lv, int gpu
         for (std::size_t i = 0; i < count_; ++i) {
             const bool gpu = lv[i] == static_cast<std::uint8_t>(model::Sharing::Gpu);
             s_.mine.push_back({s_.residents[i].job->profile, static_cast<model::Sharing>(lv[i]), std::nullopt,
-                             gpu && by_set_ && set ? shared_gpus(*set, 0, s_.residents[i].at->gpus) : 1});
+                               gpu && by_set_ && set ? shared_gpus(*set, 0, s_.residents[i].at->gpus) : 1});
             if (s_.residents[i].linked)
                 s_.mine.push_back({s_.residents[i].job->profile, model::Sharing::Link, std::nullopt});
         }
@@ -299,14 +309,16 @@ double NodeScorer::alone(std::size_t i, std::uint8_t level) {
 double NodeScorer::to_new(std::size_t i, std::uint8_t level) {
     Resident& r = s_.residents[i];
     double& d = r.to_new[level];
-    if (std::isnan(d)) d = model_.delay(*request_.profile, {r.job->profile, static_cast<model::Sharing>(level), std::nullopt});
+    if (std::isnan(d))
+        d = model_.delay(*request_.profile, {r.job->profile, static_cast<model::Sharing>(level), std::nullopt});
     return d;
 }
 
 double NodeScorer::from_new(std::size_t i, std::uint8_t level) {
     Resident& r = s_.residents[i];
     double& d = r.from_new[level];
-    if (std::isnan(d)) d = model_.delay(*r.job->profile, {request_.profile, static_cast<model::Sharing>(level), std::nullopt});
+    if (std::isnan(d))
+        d = model_.delay(*r.job->profile, {request_.profile, static_cast<model::Sharing>(level), std::nullopt});
     return d;
 }
 
@@ -370,7 +382,8 @@ bool NodeScorer::count_choices(std::size_t c, int taken, int covered, int k, std
         return true;
     }
     if (taken > k || covered + s_.suffix[c] < k) return true;
-    if (taken < k && !count_choices(c + 1, taken + 1, covered + static_cast<int>(s_.classes[c].gpus.size()), k, limit, n))
+    if (taken < k &&
+        !count_choices(c + 1, taken + 1, covered + static_cast<int>(s_.classes[c].gpus.size()), k, limit, n))
         return false;
     return count_choices(c + 1, taken, covered, k, limit, n);
 }

@@ -50,16 +50,16 @@ struct ScorerScratch {
     struct Resident {
         const RunningJob* job = nullptr;
         const Placement* at = nullptr;
-        std::size_t here = 0;                // its position in the node's running jobs
-        bool ranked = false;                 // its GPUs here are ascending, on a node of <= 64 GPUs
-        std::uint64_t mask = 0;              // its GPUs here as bits, on a node of <= 64 GPUs
-        bool linked = false;                 // also shares a link with the new job
+        std::size_t here = 0;                                 // its position in the node's running jobs
+        bool ranked = false;                                  // its GPUs here are ascending, on a node of <= 64 GPUs
+        std::uint64_t mask = 0;                               // its GPUs here as bits, on a node of <= 64 GPUs
+        bool linked = false;                                  // also shares a link with the new job
         const std::vector<model::Neighbour>* base = nullptr;  // its neighbours now (in the cache)
-        std::vector<model::Neighbour> own;   // or here, without a cache (base null)
+        std::vector<model::Neighbour> own;                    // or here, without a cache (base null)
         const std::vector<model::Neighbour>& neighbours() const { return base ? *base : own; }
         double before = 1.0;
         int gpus = 0;
-        int first = 0;                       // its GPUs on earlier nodes (Neighbour::gpus)
+        int first = 0;  // its GPUs on earlier nodes (Neighbour::gpus)
         // Its slowdown with the new job, per kind of sharing (NaN = not worked out yet): it
         // depends only on how it would share with the new job, and, when it has several GPUs
         // here and shares one with the new job, on which of them (after_gpu, by GPU bits).
@@ -96,7 +96,7 @@ struct ScorerScratch {
     std::vector<GpuClass> classes;    // the eligible GPUs by class (a prefix of it)
     std::vector<Memo> memo;           // scored signatures, found through `slots`
     std::array<Slot, kSlots> slots{};
-    std::uint64_t generation = 0;     // one per NodeScorer: older slots are empty
+    std::uint64_t generation = 0;  // one per NodeScorer: older slots are empty
     std::vector<const NeighbourEffect*> link_only;
     std::vector<std::uint8_t> levels, level_rows;
     std::vector<double> lb_rows;
@@ -225,8 +225,7 @@ private:
             for (std::size_t r = 0; r < count_; ++r) {
                 to[r] = std::min(from[r], s_.classes[c].level[r]);
                 const bool tighter = to[r] < from[r] && to[r] <= static_cast<std::uint8_t>(model::Sharing::Island);
-                if (tighter && std::isfinite(bound_))
-                    lb = std::max(lb, alone(r, to[r]));
+                if (tighter && std::isfinite(bound_)) lb = std::max(lb, alone(r, to[r]));
             }
             s_.lb_rows[static_cast<std::size_t>(taken + 1)] = lb;
             if (lost_throughput(lb, k) + link_harm_ < bound_) {

@@ -47,9 +47,9 @@ struct Candidate {
 
 struct Decision {
     bool placed = false;
-    std::string reason;            // why not, when not placed
+    std::string reason;  // why not, when not placed
     Candidate chosen;
-    std::vector<Candidate> ranked; // best first, at most the requested number, chosen included
+    std::vector<Candidate> ranked;  // best first, at most the requested number, chosen included
 };
 
 class Policy {
@@ -62,8 +62,8 @@ public:
 
 // Scores one candidate with `model`: the job's own predicted slowdown and the harm it adds to
 // each neighbour (slowdown before and after), as GPU-weighted lost throughput.
-Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model,
-                          const JobRequest& request, std::vector<Placement> where);
+Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
+                          std::vector<Placement> where);
 
 // A running job's neighbours now and its predicted slowdown with them.
 struct CurrentLoad {
@@ -72,9 +72,8 @@ struct CurrentLoad {
 };
 // The same, with each neighbour's current load from `current` (a caller that keeps them between
 // decisions) instead of worked out afresh.
-Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model,
-                          const JobRequest& request, std::vector<Placement> where,
-                          const std::function<CurrentLoad(const RunningJob&)>& current);
+Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
+                          std::vector<Placement> where, const std::function<CurrentLoad(const RunningJob&)>& current);
 
 // The GPUs on `node` the request may take one slot of (free slot, allowed).
 std::vector<int> eligible_gpus(const ClusterState& state, const JobRequest& request, int node);

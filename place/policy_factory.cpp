@@ -39,7 +39,8 @@ std::vector<std::string> parse_policy_list(const std::string& list) {
         std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         while (!name.empty() && name.front() == ' ') name.erase(name.begin());
         while (!name.empty() && name.back() == ' ') name.pop_back();
-        if (name.empty()) throw std::invalid_argument("empty policy name in '" + list + "' (known: " + known_list() + ")");
+        if (name.empty())
+            throw std::invalid_argument("empty policy name in '" + list + "' (known: " + known_list() + ")");
         bool known = false;
         for (const auto& n : policy_names()) known = known || n == name;
         if (!known) throw std::invalid_argument("unknown policy '" + name + "' (known: " + known_list() + ")");

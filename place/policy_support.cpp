@@ -11,43 +11,46 @@ template <class Visit>
 void for_each_node(const ClusterState& state, Capacity kind, NodeOrder order, int k, Visit visit) {
     const int top = state.max_gpus_per_node();
     switch (order) {
-    case NodeOrder::FirstFit:
-        for (int n = state.next_node_with_at_least(kind, k); n >= 0; n = state.next_node_with_at_least(kind, k, n))
-            if (visit(n)) return;
-        return;
-    case NodeOrder::Fullest:
-        // Fewest free slots first (a node whose GPUs are half used is fuller than an idle one
-        // with as many open GPUs); nodes that cannot take the job are passed over.
-        for (int v = 0; v <= state.max_slots_per_node(); ++v) {
-            const NodeSet& set = state.nodes_with_free_slots(v);
-            for (int n = set.next(-1); n >= 0; n = set.next(n))
-                if (state.capacity(kind, n) >= k && visit(n)) return;
-        }
-        return;
-    case NodeOrder::Emptiest:
-        // Nodes with k idle GPUs first (no sharing needed), the idlest first; then nodes that
-        // can take the job only by sharing, the most open first.
-        for (int v = top; v >= std::max(k, 0); --v) {
-            const NodeSet& set = state.nodes_with(Capacity::Idle, v);
-            for (int n = set.next(-1); n >= 0; n = set.next(n))
-                if (state.capacity(kind, n) >= k && visit(n)) return;
-        }
-        if (kind == Capacity::Idle) return;
-        for (int v = top; v >= std::max(k, 0); --v) {
-            const NodeSet& set = state.nodes_with(Capacity::Open, v);
-            for (int n = set.next(-1); n >= 0; n = set.next(n))
-                if (state.idle_gpus(n) < k && visit(n)) return;
-        }
-        return;
+        case NodeOrder::FirstFit:
+            for (int n = state.next_node_with_at_least(kind, k); n >= 0; n = state.next_node_with_at_least(kind, k, n))
+                if (visit(n)) return;
+            return;
+        case NodeOrder::Fullest:
+            // Fewest free slots first (a node whose GPUs are half used is fuller than an idle one
+            // with as many open GPUs); nodes that cannot take the job are passed over.
+            for (int v = 0; v <= state.max_slots_per_node(); ++v) {
+                const NodeSet& set = state.nodes_with_free_slots(v);
+                for (int n = set.next(-1); n >= 0; n = set.next(n))
+                    if (state.capacity(kind, n) >= k && visit(n)) return;
+            }
+            return;
+        case NodeOrder::Emptiest:
+            // Nodes with k idle GPUs first (no sharing needed), the idlest first; then nodes that
+            // can take the job only by sharing, the most open first.
+            for (int v = top; v >= std::max(k, 0); --v) {
+                const NodeSet& set = state.nodes_with(Capacity::Idle, v);
+                for (int n = set.next(-1); n >= 0; n = set.next(n))
+                    if (state.capacity(kind, n) >= k && visit(n)) return;
+            }
+            if (kind == Capacity::Idle) return;
+            for (int v = top; v >= std::max(k, 0); --v) {
+                const NodeSet& set = state.nodes_with(Capacity::Open, v);
+                for (int n = set.next(-1); n >= 0; n = set.next(n))
+                    if (state.idle_gpus(n) < k && visit(n)) return;
+            }
+            return;
     }
 }
 
 int order_key(const ClusterState& state, NodeOrder order, int node) {
     const int top = state.max_gpus_per_node() + 1;
     switch (order) {
-    case NodeOrder::FirstFit: return 0;
-    case NodeOrder::Fullest: return state.free_slots(node);
-    case NodeOrder::Emptiest: return -(state.idle_gpus(node) * top + state.open_gpus(node));
+        case NodeOrder::FirstFit:
+            return 0;
+        case NodeOrder::Fullest:
+            return state.free_slots(node);
+        case NodeOrder::Emptiest:
+            return -(state.idle_gpus(node) * top + state.open_gpus(node));
     }
     return 0;
 }

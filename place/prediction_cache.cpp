@@ -39,8 +39,10 @@ void PredictionCache::forget_ended(const ClusterState& state) {
         std::uint32_t& at = id < kDense ? dense_[id] : sparse_[id];
         pool_[at - 1].stamp = 0;
         unused_.push_back(at - 1);
-        if (id < kDense) at = 0;
-        else sparse_.erase(id);
+        if (id < kDense)
+            at = 0;
+        else
+            sparse_.erase(id);
         return true;
     });
 }

@@ -26,7 +26,7 @@ public:
         std::uint64_t stamp = 0;  // ClusterState::changes() when worked out; 0 = never
         double before = 1;
         std::vector<model::Neighbour> base;
-        model::DelaySum sum;      // with an additive model
+        model::DelaySum sum;  // with an additive model
     };
 
     // The entry of `job`, brought up to date. It stays where it is until the job ends.
@@ -46,7 +46,7 @@ private:
     std::vector<std::uint32_t> unused_;  // pool positions free for reuse
     std::vector<std::uint32_t> dense_;   // id -> pool position + 1; 0 = none
     std::unordered_map<JobId, std::uint32_t> sparse_;
-    std::vector<JobId> live_;            // ids with an entry, to free those of ended jobs
+    std::vector<JobId> live_;  // ids with an entry, to free those of ended jobs
 };
 
 }  // namespace coloc::place

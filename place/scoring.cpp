@@ -42,8 +42,8 @@ std::vector<int> candidate_nodes(const ClusterState& state, const JobRequest& re
     return out;
 }
 
-Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model,
-                          const JobRequest& request, std::vector<Placement> where) {
+Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
+                          std::vector<Placement> where) {
     thread_local std::vector<model::Neighbour> now;
     return score_candidate(state, model, request, std::move(where), [&](const RunningJob& job) {
         now.clear();
@@ -52,9 +52,8 @@ Candidate score_candidate(const ClusterState& state, const model::InterferenceMo
     });
 }
 
-Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model,
-                          const JobRequest& request, std::vector<Placement> where,
-                          const std::function<CurrentLoad(const RunningJob&)>& current) {
+Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
+                          std::vector<Placement> where, const std::function<CurrentLoad(const RunningJob&)>& current) {
     thread_local std::vector<model::Neighbour> mine, theirs;
     Candidate c;
     c.where = std::move(where);
@@ -89,8 +88,9 @@ Candidate score_candidate(const ClusterState& state, const model::InterferenceMo
         for (const Placement& p : c.where)
             if (const Placement* tp = them.on_node(p.node)) {
                 const model::Sharing level = state.intra_node_sharing(*tp, p);
-                theirs.push_back({request.profile, level, std::nullopt,
-                                  level == model::Sharing::Gpu ? shared_gpus(tp->gpus, gpus_before(them, p.node), p.gpus) : 1});
+                theirs.push_back(
+                    {request.profile, level, std::nullopt,
+                     level == model::Sharing::Gpu ? shared_gpus(tp->gpus, gpus_before(them, p.node), p.gpus) : 1});
             }
         if (multi && them.multi_node()) theirs.push_back({request.profile, model::Sharing::Link, std::nullopt});
         e.after = model.slowdown(*them.profile, theirs);

@@ -53,7 +53,7 @@ private:
 
 // A uniform cluster: `nodes` nodes named prefix1..prefixN, each with `gpus` GPUs in islands of
 // `island_size`, one switch per island, one NIC, and `nodes_per_link` nodes per leaf link.
-Topology uniform_topology(int nodes, int gpus, int slots_per_gpu, int island_size = 2,
-                          int nodes_per_link = 16, const std::string& prefix = "n");
+Topology uniform_topology(int nodes, int gpus, int slots_per_gpu, int island_size = 2, int nodes_per_link = 16,
+                          const std::string& prefix = "n");
 
 }  // namespace coloc::place

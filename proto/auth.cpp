@@ -1,11 +1,11 @@
 #include "proto/auth.hpp"
 
+#include <munge.h>
+#include <sodium.h>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <memory>
-#include <munge.h>
-#include <sodium.h>
 
 #include "proto/errors.hpp"
 
@@ -57,8 +57,7 @@ std::string make_credential(const std::string& body, const std::string& socket, 
     return out;
 }
 
-Identity verify_credential(const std::string& cred, const std::string& body,
-                           const std::string& socket, int max_age_s) {
+Identity verify_credential(const std::string& cred, const std::string& body, const std::string& socket, int max_age_s) {
     Ctx ctx = make_ctx(socket);
     void* payload = nullptr;
     int len = 0;
@@ -66,15 +65,16 @@ Identity verify_credential(const std::string& cred, const std::string& body,
     munge_err_t err = munge_decode(cred.c_str(), ctx.get(), &payload, &len, &id.uid, &id.gid);
     std::unique_ptr<void, decltype(&std::free)> hold(payload, &std::free);
     switch (err) {
-    case EMUNGE_SUCCESS: break;
-    case EMUNGE_CRED_REPLAYED:
-        throw ProtoError(code::kAuthReplayed, "munge credential was already used (replayed)");
-    case EMUNGE_CRED_EXPIRED:
-        throw ProtoError(code::kAuthExpired, "munge credential has expired");
-    case EMUNGE_SOCKET:
-        throw ProtoError(code::kInternal, "munge: cannot reach munged to check the credential");
-    default:
-        throw ProtoError(code::kAuthInvalid, std::string("munge credential is invalid: ") + munge_strerror(err));
+        case EMUNGE_SUCCESS:
+            break;
+        case EMUNGE_CRED_REPLAYED:
+            throw ProtoError(code::kAuthReplayed, "munge credential was already used (replayed)");
+        case EMUNGE_CRED_EXPIRED:
+            throw ProtoError(code::kAuthExpired, "munge credential has expired");
+        case EMUNGE_SOCKET:
+            throw ProtoError(code::kInternal, "munge: cannot reach munged to check the credential");
+        default:
+            throw ProtoError(code::kAuthInvalid, std::string("munge credential is invalid: ") + munge_strerror(err));
     }
     time_t encoded = 0;
     if (munge_ctx_get(ctx.get(), MUNGE_OPT_ENCODE_TIME, &encoded) == EMUNGE_SUCCESS)

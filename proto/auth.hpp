@@ -3,9 +3,9 @@
 // time-to-live refuse reuse and stale credentials.
 #pragma once
 
+#include <sys/types.h>
 #include <cstdint>
 #include <string>
-#include <sys/types.h>
 
 namespace coloc::proto {
 
@@ -26,7 +26,6 @@ std::string make_credential(const std::string& body, const std::string& socket, 
 // Decodes and checks a credential against the body it came with; throws ProtoError with
 // auth_invalid, auth_replayed, auth_expired or auth_mismatch. `max_age_s` > 0 also refuses
 // credentials older than that, whatever munged's own time-to-live.
-Identity verify_credential(const std::string& cred, const std::string& body,
-                           const std::string& socket, int max_age_s);
+Identity verify_credential(const std::string& cred, const std::string& body, const std::string& socket, int max_age_s);
 
 }  // namespace coloc::proto

@@ -1,7 +1,7 @@
 #include "proto/client.hpp"
 
-#include <chrono>
 #include <zmq.h>
+#include <chrono>
 
 #include "proto/envelope.hpp"
 #include "proto/errors.hpp"
@@ -18,7 +18,8 @@ public:
         if (!ctx_) throw ProtoError(code::kUnavailable, "cannot create a ZeroMQ context");
         zmq_ctx_set(ctx_, ZMQ_BLOCKY, 0);
         sock_ = zmq_socket(ctx_, ZMQ_REQ);
-        if (!sock_) throw ProtoError(code::kUnavailable, std::string("cannot create a socket: ") + zmq_strerror(zmq_errno()));
+        if (!sock_)
+            throw ProtoError(code::kUnavailable, std::string("cannot create a socket: ") + zmq_strerror(zmq_errno()));
         int zero = 0;
         zmq_setsockopt(sock_, ZMQ_LINGER, &zero, sizeof zero);
     }

@@ -13,8 +13,7 @@ json parse_object(std::string_view bytes, const char* what, std::size_t limit) {
         throw ProtoError(code::kTooLarge, std::string(what) + " of " + std::to_string(bytes.size()) +
                                               " bytes exceeds the limit of " + std::to_string(limit));
     json obj = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
-    if (obj.is_discarded())
-        throw ProtoError(code::kBadJson, std::string(what) + " is not valid JSON");
+    if (obj.is_discarded()) throw ProtoError(code::kBadJson, std::string(what) + " is not valid JSON");
     if (!obj.is_object()) throw ProtoError(code::kBadJson, std::string(what) + " is not a JSON object");
     return obj;
 }
@@ -24,8 +23,8 @@ void check_version(const json& obj) {
     if (it == obj.end()) throw ProtoError(code::kBadVersion, "field 'v': missing protocol version");
     if (!it->is_number_integer() || it->get<std::int64_t>() != kVersion)
         throw ProtoError(code::kBadVersion, "field 'v': protocol version " + it->dump() +
-                                                " is not supported (this side speaks " +
-                                                std::to_string(kVersion) + ")");
+                                                " is not supported (this side speaks " + std::to_string(kVersion) +
+                                                ")");
 }
 
 // The bytes a request's credential covers: the request less its trailing `,"cred":"..."` member
@@ -62,7 +61,8 @@ Request open_request(std::string_view bytes) {
     req.op = get_string(obj, "op", 64);
     auto cred = obj.find("cred");
     if (cred != obj.end()) {
-        if (!cred->is_string()) throw ProtoError(code::kAuthInvalid, "field 'cred': expected a munge credential string");
+        if (!cred->is_string())
+            throw ProtoError(code::kAuthInvalid, "field 'cred': expected a munge credential string");
         req.cred = cred->get<std::string>();
         obj.erase(cred);
         req.canonical = signed_bytes(bytes, req.cred, obj);
@@ -97,9 +97,11 @@ json open_reply(std::string_view bytes) {
     if (!ok->get<bool>()) {
         const json& err = obj.value("error", json::object());
         std::string c = err.is_object() && err.contains("code") && err["code"].is_string()
-                            ? err["code"].get<std::string>() : std::string(code::kInternal);
+                            ? err["code"].get<std::string>()
+                            : std::string(code::kInternal);
         std::string m = err.is_object() && err.contains("message") && err["message"].is_string()
-                            ? err["message"].get<std::string>() : std::string("error without a message");
+                            ? err["message"].get<std::string>()
+                            : std::string("error without a message");
         throw ProtoError(c, m);
     }
     return obj;

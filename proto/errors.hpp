@@ -29,8 +29,7 @@ inline constexpr const char* kUnavailable = "unavailable";
 
 class ProtoError : public std::runtime_error {
 public:
-    ProtoError(std::string code, const std::string& message)
-        : std::runtime_error(message), code_(std::move(code)) {}
+    ProtoError(std::string code, const std::string& message) : std::runtime_error(message), code_(std::move(code)) {}
     const std::string& code() const { return code_; }
 
 private:

@@ -46,8 +46,7 @@ std::string get_string(const json& obj, const char* key, std::size_t max_len) {
     return s;
 }
 
-std::string get_string_or(const json& obj, const char* key, const std::string& fallback,
-                          std::size_t max_len) {
+std::string get_string_or(const json& obj, const char* key, const std::string& fallback, std::size_t max_len) {
     return find(obj, key) ? get_string(obj, key, max_len) : fallback;
 }
 
@@ -57,8 +56,7 @@ std::int64_t get_int(const json& obj, const char* key, std::int64_t min, std::in
     return as_int(*v, key, min, max);
 }
 
-std::int64_t get_int_or(const json& obj, const char* key, std::int64_t fallback, std::int64_t min,
-                        std::int64_t max) {
+std::int64_t get_int_or(const json& obj, const char* key, std::int64_t fallback, std::int64_t min, std::int64_t max) {
     const json* v = find(obj, key);
     return v ? as_int(*v, key, min, max) : fallback;
 }
@@ -80,8 +78,7 @@ bool get_bool_or(const json& obj, const char* key, bool fallback) {
     return v->get<bool>();
 }
 
-std::vector<int> get_int_list_or(const json& obj, const char* key, int min, int max,
-                                 std::size_t max_len) {
+std::vector<int> get_int_list_or(const json& obj, const char* key, int min, int max, std::size_t max_len) {
     const json* v = find(obj, key);
     std::vector<int> out;
     if (!v) return out;

@@ -22,8 +22,13 @@ void read(const json& j, const char* key, std::optional<T>& out) {
 }  // namespace
 
 json PlacementRecord::to_json() const {
-    return {{"decision", decision}, {"node", node}, {"mode", mode}, {"gpus", gpus},
-            {"predicted_slowdown", predicted_slowdown}, {"source", source}, {"created", created},
+    return {{"decision", decision},
+            {"node", node},
+            {"mode", mode},
+            {"gpus", gpus},
+            {"predicted_slowdown", predicted_slowdown},
+            {"source", source},
+            {"created", created},
             {"ended", opt(ended)}};
 }
 
@@ -41,8 +46,8 @@ PlacementRecord PlacementRecord::from_json(const json& j) {
 }
 
 json ColocationRecord::to_json() const {
-    return {{"job_id", job_id}, {"other", other}, {"node", node}, {"sharing", sharing},
-            {"start", start}, {"end", opt(end)}};
+    return {{"job_id", job_id},   {"other", other}, {"node", node},
+            {"sharing", sharing}, {"start", start}, {"end", opt(end)}};
 }
 
 ColocationRecord ColocationRecord::from_json(const json& j) {
@@ -59,11 +64,20 @@ ColocationRecord ColocationRecord::from_json(const json& j) {
 json JobRecord::to_json() const {
     json ps = json::array();
     for (const PlacementRecord& p : placements) ps.push_back(p.to_json());
-    json j = {{"job_id", job_id}, {"uid", uid}, {"user", user}, {"job_name", job_name},
-              {"partition", partition}, {"profile", profile}, {"state", state},
-              {"submit", submit}, {"start", opt(start)}, {"end", opt(end)},
-              {"exit_status", opt(exit_status)}, {"elapsed_s", opt(elapsed_s)},
-              {"end_reason", opt(end_reason)}, {"placements", ps}};
+    json j = {{"job_id", job_id},
+              {"uid", uid},
+              {"user", user},
+              {"job_name", job_name},
+              {"partition", partition},
+              {"profile", profile},
+              {"state", state},
+              {"submit", submit},
+              {"start", opt(start)},
+              {"end", opt(end)},
+              {"exit_status", opt(exit_status)},
+              {"elapsed_s", opt(elapsed_s)},
+              {"end_reason", opt(end_reason)},
+              {"placements", ps}};
     if (colocations) {
         json cs = json::array();
         for (const ColocationRecord& c : *colocations) cs.push_back(c.to_json());

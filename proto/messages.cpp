@@ -78,8 +78,11 @@ PlaceRequest PlaceRequest::from_json(const json& body) {
 }
 
 json PlaceReply::to_json() const {
-    json j = {{"decision", decision}, {"mode", mode_name(mode)}, {"gpus", gpus},
-              {"predicted_slowdown", predicted_slowdown}, {"reused", reused}};
+    json j = {{"decision", decision},
+              {"mode", mode_name(mode)},
+              {"gpus", gpus},
+              {"predicted_slowdown", predicted_slowdown},
+              {"reused", reused}};
     if (!durability.empty()) j[kDurability] = durability;
     return j;
 }
@@ -96,8 +99,8 @@ PlaceReply PlaceReply::from_json(const json& reply) {
 }
 
 json StartedReport::to_json() const {
-    json j = {{"op", op::kStarted}, {"job_id", job_id}, {"node", node}, {"decision", decision},
-              {"gpus", gpus}, {"time", time}};
+    json j = {{"op", op::kStarted},   {"job_id", job_id}, {"node", node},
+              {"decision", decision}, {"gpus", gpus},     {"time", time}};
     if (job_uid >= 0) j["job_uid"] = job_uid;
     return j;
 }
@@ -114,8 +117,8 @@ StartedReport StartedReport::from_json(const json& body) {
 }
 
 json EndedReport::to_json() const {
-    return {{"op", op::kEnded}, {"job_id", job_id}, {"node", node}, {"exit_status", exit_status},
-            {"elapsed_s", elapsed_s}, {"time", time}};
+    return {{"op", op::kEnded},           {"job_id", job_id},       {"node", node},
+            {"exit_status", exit_status}, {"elapsed_s", elapsed_s}, {"time", time}};
 }
 
 EndedReport EndedReport::from_json(const json& body) {

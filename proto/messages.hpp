@@ -37,7 +37,7 @@ struct LocalPlacement {
 struct PlaceRequest {
     std::int64_t job_id = 0;
     std::int64_t job_uid = -1;
-    std::string node;                    // the node this plugin runs on (SLURMD_NODENAME)
+    std::string node;  // the node this plugin runs on (SLURMD_NODENAME)
     std::string partition;
     std::string job_name;
     std::string profile;                 // --coloc-profile, empty = none given
@@ -64,7 +64,7 @@ struct PlaceReply {
     GpuMode mode = GpuMode::Narrow;
     std::vector<int> gpus;
     double predicted_slowdown = 1.0;
-    bool reused = false;  // an earlier decision for the same job and node
+    bool reused = false;     // an earlier decision for the same job and node
     std::string durability;  // stored | queued | empty: nothing written (reused) or an older colocd
 
     json to_json() const;

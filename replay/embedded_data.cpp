@@ -15,17 +15,11 @@ namespace coloc::replay {
 
 namespace embedded {
 
-std::string_view gavel_solo_csv() {
-    return {_binary_data_gavel_solo_csv_start, _binary_data_gavel_solo_csv_end};
-}
+std::string_view gavel_solo_csv() { return {_binary_data_gavel_solo_csv_start, _binary_data_gavel_solo_csv_end}; }
 
-std::string_view gavel_pairs_csv() {
-    return {_binary_data_gavel_pairs_csv_start, _binary_data_gavel_pairs_csv_end};
-}
+std::string_view gavel_pairs_csv() { return {_binary_data_gavel_pairs_csv_start, _binary_data_gavel_pairs_csv_end}; }
 
-std::string_view demo_trace() {
-    return {_binary_data_demo_trace_jsonl_start, _binary_data_demo_trace_jsonl_end};
-}
+std::string_view demo_trace() { return {_binary_data_demo_trace_jsonl_start, _binary_data_demo_trace_jsonl_end}; }
 
 }  // namespace embedded
 

@@ -6,8 +6,8 @@
 
 namespace coloc::replay::embedded {
 
-std::string_view gavel_solo_csv();    // data/gavel/solo.csv
-std::string_view gavel_pairs_csv();   // data/gavel/pairs.csv
-std::string_view demo_trace();        // data/demo-trace.jsonl
+std::string_view gavel_solo_csv();   // data/gavel/solo.csv
+std::string_view gavel_pairs_csv();  // data/gavel/pairs.csv
+std::string_view demo_trace();       // data/demo-trace.jsonl
 
 }  // namespace coloc::replay::embedded

@@ -15,7 +15,7 @@
 namespace coloc::replay {
 
 struct GavelSolo {
-    std::string job_type;    // Gavel's name: "ResNet-18 (batch size 16)"
+    std::string job_type;  // Gavel's name: "ResNet-18 (batch size 16)"
     int scale_factor = 1;
     double k80 = 0, p100 = 0, v100 = 0;  // steps per second; 0 = not measured
 };
@@ -25,9 +25,9 @@ const std::vector<GavelSolo>& gavel_solo_throughputs();
 
 struct GavelPair {
     std::string gpu_type;
-    std::string job;         // catalogue names (model::io::gavel_job_name)
+    std::string job;  // catalogue names (model::io::gavel_job_name)
     std::string neighbour;
-    double speed = 0;        // job's speed beside neighbour on one GPU, relative to solo; 0 = could not co-run
+    double speed = 0;  // job's speed beside neighbour on one GPU, relative to solo; 0 = could not co-run
 };
 
 // The built-in data/gavel/pairs.csv, parsed at first use.

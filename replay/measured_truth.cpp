@@ -86,7 +86,8 @@ PairTable pair_table_from_gavel_json(const std::string& text, const std::string&
             if (other == "null") continue;
             std::string other_type, other_scale;
             if (!parse_gavel_key(other, other_type, other_scale) || !v.is_array() || v.size() != 2 || !v[0].is_number())
-                throw std::runtime_error(source + ": " + gpu_type + ": " + key + " / " + other + ": expected [this, other]");
+                throw std::runtime_error(source + ": " + gpu_type + ": " + key + " / " + other +
+                                         ": expected [this, other]");
             table.set(job, model::io::gavel_job_name(other_type).name, v[0].get<double>() / solo);
         }
     }
@@ -116,18 +117,16 @@ PairTable builtin_gavel_pair_table(const std::string& gpu_type) {
 PairTable load_pair_table(const std::string& path, const std::string& gpu_type) {
     if (path == "gavel") return builtin_gavel_pair_table(gpu_type);
     std::ifstream in;
-    if (auto why = model::io::open_for_reading(in, path); !why.empty())
-        throw std::runtime_error(path + ": " + why);
+    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw std::runtime_error(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     std::string s = text.str();
     auto first = s.find_first_not_of(" \t\r\n");
-    PairTable table = (first != std::string::npos && s[first] == '{')
-                          ? pair_table_from_gavel_json(s, path, gpu_type)
-                          : [&] {
-                                std::istringstream csv(s);
-                                return pair_table_from_measurements(model::io::parse_measurements_csv(csv, path), gpu_type);
-                            }();
+    PairTable table =
+        (first != std::string::npos && s[first] == '{') ? pair_table_from_gavel_json(s, path, gpu_type) : [&] {
+            std::istringstream csv(s);
+            return pair_table_from_measurements(model::io::parse_measurements_csv(csv, path), gpu_type);
+        }();
     if (table.measured() == 0) throw GpuTypeError(path + " has no same-GPU pairs on it");
     return table;
 }
@@ -160,11 +159,20 @@ double MeasuredTruth::slowdown(const model::JobProfile& job, std::span<const mod
     double gpu = 1.0, rest = 1.0;
     for (const model::Neighbour& n : neighbours) {
         switch (n.where) {
-        case model::Sharing::Gpu: break;
-        case model::Sharing::Island: rest += options_.island_cost; continue;
-        case model::Sharing::Switch: rest += options_.switch_cost; continue;
-        case model::Sharing::Node: rest += options_.node_cost; continue;
-        case model::Sharing::Link: rest += options_.link_cost; continue;
+            case model::Sharing::Gpu:
+                break;
+            case model::Sharing::Island:
+                rest += options_.island_cost;
+                continue;
+            case model::Sharing::Switch:
+                rest += options_.switch_cost;
+                continue;
+            case model::Sharing::Node:
+                rest += options_.node_cost;
+                continue;
+            case model::Sharing::Link:
+                rest += options_.link_cost;
+                continue;
         }
         double speed = n.profile ? table_.speed(index(job), index(*n.profile)) : -1;
         if (speed < 0) {

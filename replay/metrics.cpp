@@ -57,10 +57,14 @@ Summary summarize(const std::vector<ReplayJob>& jobs, const PolicyRun& run, int 
 
 std::string format_duration(double seconds) {
     char buf[32];
-    if (seconds < 90) std::snprintf(buf, sizeof buf, "%.0fs", seconds);
-    else if (seconds < 5400) std::snprintf(buf, sizeof buf, "%.1fm", seconds / 60);
-    else if (seconds < 3 * 86400) std::snprintf(buf, sizeof buf, "%.2fh", seconds / 3600);
-    else std::snprintf(buf, sizeof buf, "%.1fd", seconds / 86400);
+    if (seconds < 90)
+        std::snprintf(buf, sizeof buf, "%.0fs", seconds);
+    else if (seconds < 5400)
+        std::snprintf(buf, sizeof buf, "%.1fm", seconds / 60);
+    else if (seconds < 3 * 86400)
+        std::snprintf(buf, sizeof buf, "%.2fh", seconds / 3600);
+    else
+        std::snprintf(buf, sizeof buf, "%.1fd", seconds / 86400);
     return buf;
 }
 
@@ -86,9 +90,9 @@ std::string percent(double share) {
 }  // namespace
 
 std::string format_table(const std::vector<Summary>& summaries) {
-    const std::vector<std::string> head = {"policy",   "jobs",     "mean JCT", "p50 JCT",  "p95 JCT",
-                                           "p99 JCT",  "mean wait", "makespan", "GPU util", "slowdown",
-                                           "slowed>10%", "vs pack", "vs exclusive"};
+    const std::vector<std::string> head = {"policy",     "jobs",      "mean JCT",    "p50 JCT",  "p95 JCT",
+                                           "p99 JCT",    "mean wait", "makespan",    "GPU util", "slowdown",
+                                           "slowed>10%", "vs pack",   "vs exclusive"};
     std::vector<std::vector<std::string>> rows;
     for (const Summary& s : summaries) {
         char sd[32];
@@ -107,8 +111,10 @@ std::string format_table(const std::vector<Summary>& summaries) {
     auto line = [&](const std::vector<std::string>& cells) {
         for (std::size_t c = 0; c < cells.size(); ++c) {
             if (c) out << "  ";
-            if (c == 0) out << cells[c] << std::string(width[c] - cells[c].size(), ' ');
-            else out << std::string(width[c] - cells[c].size(), ' ') << cells[c];
+            if (c == 0)
+                out << cells[c] << std::string(width[c] - cells[c].size(), ' ');
+            else
+                out << std::string(width[c] - cells[c].size(), ' ') << cells[c];
         }
         out << "\n";
     };

@@ -11,14 +11,14 @@ namespace coloc::replay {
 
 struct Summary {
     std::string policy;
-    std::size_t jobs = 0;            // finished
+    std::size_t jobs = 0;  // finished
     std::size_t never_started = 0;
     double mean_jct = 0, p50_jct = 0, p95_jct = 0, p99_jct = 0;  // completion time: end - submit (s)
-    double mean_wait = 0;            // start - submit (s)
-    double makespan = 0;             // last end - first submit (s)
-    double gpu_util = 0;             // busy GPU-seconds / (GPUs x makespan)
-    double mean_slowdown = 1;        // run time under interference / solo run time
-    double slowed_share = 0;         // share of jobs slowed by more than 10 %
+    double mean_wait = 0;                                        // start - submit (s)
+    double makespan = 0;                                         // last end - first submit (s)
+    double gpu_util = 0;                                         // busy GPU-seconds / (GPUs x makespan)
+    double mean_slowdown = 1;                                    // run time under interference / solo run time
+    double slowed_share = 0;                                     // share of jobs slowed by more than 10 %
     std::size_t events = 0, decisions = 0, backfilled = 0, declined = 0;
     double wall_s = 0;
 };

@@ -1,15 +1,15 @@
 #include "replay/plots.hpp"
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <stdexcept>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "model/io/files.hpp"
 
@@ -139,16 +139,13 @@ void write_script(std::ostream& out, const ReplayResult& r, const ReplayContext&
         << "  set yrange [0:1]\n"
         << "  set logscale x\n"
         << "  set output \"jct_cdf.\".ext\n"
-        << title("Job completion time (submit to end)")
-        << "  set xlabel \"JCT (hours, log scale)\"\n"
+        << title("Job completion time (submit to end)") << "  set xlabel \"JCT (hours, log scale)\"\n"
         << "  set ylabel \"share of jobs completed within\"\n"
-        << plot_policies(r, "jct_cdf.dat", "1:2", "steps")
-        << "  set output \"wait_cdf.\".ext\n"
+        << plot_policies(r, "jct_cdf.dat", "1:2", "steps") << "  set output \"wait_cdf.\".ext\n"
         << title("Wait in the queue (submit to start)")
         << "  set xlabel \"wait (hours, log scale; waits under a minute drawn at one minute)\"\n"
         << "  set ylabel \"share of jobs started within\"\n"
-        << plot_policies(r, "wait_cdf.dat", "1:2", "steps")
-        << "  unset logscale x\n"
+        << plot_policies(r, "wait_cdf.dat", "1:2", "steps") << "  unset logscale x\n"
         << "  set output \"slowdown_cdf.\".ext\n"
         << title("Slowdown under interference (run time / solo run time)")
         << "  set xlabel \"slowdown (log scale; 1 = as fast as alone)\"\n"
@@ -157,8 +154,7 @@ void write_script(std::ostream& out, const ReplayResult& r, const ReplayContext&
         << "  set xrange [0.97:*]\n"
         << "  set autoscale xfixmax\n"
         << "  set xtics (1, 1.2, 1.5, 2, 3, 5, 10, 20, 50)\n"
-        << plot_policies(r, "slowdown_cdf.dat", "1:2", "steps")
-        << "  unset logscale x\n"
+        << plot_policies(r, "slowdown_cdf.dat", "1:2", "steps") << "  unset logscale x\n"
         << "  set xrange [*:*]\n"
         << "  set xtics autofreq\n"
         << "  if (ext eq \"svg\") { set terminal svg size 960,900 dynamic noenhanced font \"sans,12\" } "
@@ -170,16 +166,13 @@ void write_script(std::ostream& out, const ReplayResult& r, const ReplayContext&
         << "  unset xlabel\n"
         << "  set ylabel \"busy GPUs (of " << gpus << ")\"\n"
         << "  set yrange [0:" << gpus * 1.05 << "]\n"
-        << plot_policies(r, "busy_gpus.dat", "1:2", "steps")
-        << "  unset key\n"
+        << plot_policies(r, "busy_gpus.dat", "1:2", "steps") << "  unset key\n"
         << "  set ylabel \"job slots in use (of " << slots << ")\"\n"
         << "  set yrange [0:" << slots * 1.05 << "]\n"
-        << plot_policies(r, "busy_gpus.dat", "1:3", "steps")
-        << "  set xlabel \"time (hours)\"\n"
+        << plot_policies(r, "busy_gpus.dat", "1:3", "steps") << "  set xlabel \"time (hours)\"\n"
         << "  set ylabel \"GPUs shared by 2+ jobs\"\n"
         << "  set yrange [0:" << shared * 1.05 << "]\n"
-        << plot_policies(r, "busy_gpus.dat", "1:4", "steps")
-        << "  unset multiplot\n"
+        << plot_policies(r, "busy_gpus.dat", "1:4", "steps") << "  unset multiplot\n"
         << "  set key\n"
         << "  set output\n"
         << "}\n";
@@ -202,7 +195,8 @@ std::string run_gnuplot(const std::string& dir) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) return "lost gnuplot";
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) return "gnuplot is not installed (apt-get install gnuplot-nox)";
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        return "gnuplot is not installed (apt-get install gnuplot-nox)";
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "gnuplot failed: see " + join(dir, "plots.log");
     // Kept only when it says something (a failure, or gnuplot's warnings).
     std::error_code ignored;

@@ -2,11 +2,11 @@
 
 #include "model/io/files.hpp"
 
-#include <fstream>
 #include <regex.h>
+#include <yaml-cpp/yaml.h>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <yaml-cpp/yaml.h>
 
 namespace coloc::replay {
 
@@ -69,8 +69,10 @@ ProfileRules parse_profile_rules(const std::string& text, const std::string& sou
     };
     if (root["otherwise"]) {
         const YAML::Node& o = root["otherwise"];
-        if (o.IsScalar() && o.as<std::string>() == "draw") out.otherwise = "draw";
-        else out.otherwise = check_profile(o, "otherwise");
+        if (o.IsScalar() && o.as<std::string>() == "draw")
+            out.otherwise = "draw";
+        else
+            out.otherwise = check_profile(o, "otherwise");
     }
     if (root["rules"]) {
         const YAML::Node& rules = root["rules"];
@@ -87,8 +89,8 @@ ProfileRules parse_profile_rules(const std::string& text, const std::string& sou
                     rule.profile = check_profile(kv.second, key + ".profile");
                     continue;
                 }
-                Pattern* pattern = k == "name" ? &rule.name
-                                   : k == "user" ? &rule.user
+                Pattern* pattern = k == "name"        ? &rule.name
+                                   : k == "user"      ? &rule.user
                                    : k == "partition" ? &rule.partition
                                                       : nullptr;
                 if (!pattern)
@@ -122,8 +124,8 @@ ProfileRules load_profile_rules(const std::string& path, const model::ProfileCat
 }
 
 std::vector<const model::JobProfile*> assign_profiles(const Trace& trace, const model::ProfileCatalogue& catalogue,
-                                                       const ProfileRules* rules, std::uint64_t seed,
-                                                       ProfileCounts& counts) {
+                                                      const ProfileRules* rules, std::uint64_t seed,
+                                                      ProfileCounts& counts) {
     counts = {};
     if (rules) counts.per_rule.assign(rules->rules.size(), 0);
     // Drawn from the named profiles; the built-in default only when there is nothing else.

@@ -60,11 +60,11 @@ ProfileRules parse_profile_rules(const std::string& text, const std::string& sou
 ProfileRules load_profile_rules(const std::string& path, const model::ProfileCatalogue& catalogue);
 
 struct ProfileCounts {
-    std::size_t from_log = 0;                 // the log named a profile the catalogue has
-    std::size_t by_family = 0;                // the log named a model family the catalogue has
+    std::size_t from_log = 0;   // the log named a profile the catalogue has
+    std::size_t by_family = 0;  // the log named a model family the catalogue has
     std::size_t by_rule = 0;
-    std::vector<std::size_t> per_rule;        // by rule index
-    std::size_t by_otherwise = 0;             // the rules' `otherwise` profile
+    std::vector<std::size_t> per_rule;  // by rule index
+    std::size_t by_otherwise = 0;       // the rules' `otherwise` profile
     std::size_t drawn = 0;
     std::map<std::string, std::size_t> unknown_in_log;  // named in the log, not in the catalogue
     std::map<std::string, std::size_t> per_profile;
@@ -75,7 +75,7 @@ struct ProfileCounts {
 // among the catalogue's profiles of that family; the rules (may be null); a seeded draw from
 // the whole catalogue. A draw depends only on the seed and the job's position in the trace.
 std::vector<const model::JobProfile*> assign_profiles(const Trace& trace, const model::ProfileCatalogue& catalogue,
-                                                       const ProfileRules* rules, std::uint64_t seed,
-                                                       ProfileCounts& counts);
+                                                      const ProfileRules* rules, std::uint64_t seed,
+                                                      ProfileCounts& counts);
 
 }  // namespace coloc::replay

@@ -88,7 +88,7 @@ void read_coloc_history(std::istream& in, Trace& trace, const ReadOptions& optio
             double end_s = number(end, "end");
             auto elapsed = o.find("elapsed_s");
             job.run_time = (elapsed != o.end() && !elapsed->is_null()) ? number(*elapsed, "elapsed_s")
-                                                                        : end_s - job.recorded_start;
+                                                                       : end_s - job.recorded_start;
             if (auto limit = o.find("time_limit_s"); limit != o.end() && !limit->is_null())
                 job.time_limit = number(*limit, "time_limit_s");
             const json& placements = field(o, "placements");

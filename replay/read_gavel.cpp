@@ -31,12 +31,12 @@ void read_gavel(std::istream& in, Trace& trace, const ReadOptions& options) {
         auto steps = parse_number(f[4]);
         auto arrival = parse_number(f[5]);
         auto scale = parse_int(f[6]);
-        const char* wrong = trim(f[0]).empty()                        ? "the job type is empty"
+        const char* wrong = trim(f[0]).empty()                                      ? "the job type is empty"
                             : !needs_data || (*needs_data != 0 && *needs_data != 1) ? "needs_data_dir is not 0 or 1"
-                            : !steps || *steps <= 0                   ? "total_steps is not a positive number"
-                            : !arrival || *arrival < 0                ? "arrival_time is not a number of seconds"
+                            : !steps || *steps <= 0                      ? "total_steps is not a positive number"
+                            : !arrival || *arrival < 0                   ? "arrival_time is not a number of seconds"
                             : !scale || *scale < 1 || *scale > kMaxCount ? "scale_factor is not a GPU count"
-                                                                      : nullptr;
+                                                                         : nullptr;
         if (wrong) {
             ctx.bad(lineno, wrong);
             continue;

@@ -15,10 +15,10 @@ namespace {
 // JOB_FORMAT, plus the optional array and heterogeneous-job keys). Values may contain blanks
 // (Name, WorkDir), so a value runs up to the next " Key=" of a known key.
 constexpr std::array<const char*, 28> kKeys = {
-    "JobId",      "UserId",      "GroupId",      "Name",         "JobState",   "Partition",   "TimeLimit",
-    "StartTime",  "EndTime",     "NodeList",     "NodeCnt",      "ProcCnt",    "WorkDir",     "ReservationName",
-    "Tres",       "Account",     "QOS",          "WcKey",        "Cluster",    "SubmitTime",  "EligibleTime",
-    "ArrayJobId", "ArrayTaskId", "HetJobId",     "HetJobOffset", "DerivedExitCode", "ExitCode", "BlockId",
+    "JobId",      "UserId",      "GroupId",  "Name",         "JobState",        "Partition",  "TimeLimit",
+    "StartTime",  "EndTime",     "NodeList", "NodeCnt",      "ProcCnt",         "WorkDir",    "ReservationName",
+    "Tres",       "Account",     "QOS",      "WcKey",        "Cluster",         "SubmitTime", "EligibleTime",
+    "ArrayJobId", "ArrayTaskId", "HetJobId", "HetJobOffset", "DerivedExitCode", "ExitCode",   "BlockId",
 };
 
 bool is_key_at(std::string_view line, std::size_t at, std::string_view& key) {

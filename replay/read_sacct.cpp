@@ -46,8 +46,9 @@ void read_sacct(std::istream& in, Trace& trace, const ReadOptions& options) {
             for (std::size_t i = 0; i < fields.size(); ++i) col[lower(trim(fields[i]))] = i;
             columns = fields.size();
             if (!col.count("jobidraw") && !col.count("jobid"))
-                ctx.fatal(lineno, "the first line must be sacct's header with JobIDRaw or JobID "
-                                  "(run sacct -P without -n/--noheader)");
+                ctx.fatal(lineno,
+                          "the first line must be sacct's header with JobIDRaw or JobID "
+                          "(run sacct -P without -n/--noheader)");
             if (!col.count("submit")) ctx.fatal(lineno, "the header has no Submit field");
             if (!col.count("alloctres") && !col.count("reqtres"))
                 ctx.fatal(lineno, "the header has neither AllocTRES nor ReqTRES (the GPUs come from gres/gpu)");
@@ -169,8 +170,7 @@ void read_sacct(std::istream& in, Trace& trace, const ReadOptions& options) {
             continue;
         }
         job.gpus = *gpus;
-        if (auto v = get("nodelist"); v && !v->empty() && *v != "None assigned")
-            job.node_list = *v;
+        if (auto v = get("nodelist"); v && !v->empty() && *v != "None assigned") job.node_list = *v;
         ctx.keep(std::move(job));
     }
     if (columns == 0) ctx.fatal(lineno, "no header line: is this sacct -P output?");

@@ -64,7 +64,8 @@ void read_swf(std::istream& in, Trace& trace, const ReadOptions& options) {
         if (v[2] >= 0) job.recorded_start = v[1] + v[2];
         double procs = v[4] > 0 ? v[4] : v[7];
         if (procs > kMaxCount) {
-            ctx.bad(lineno, "processor count " + std::string(f[v[4] > 0 ? 4 : 7]) + " is over " + std::to_string(kMaxCount));
+            ctx.bad(lineno,
+                    "processor count " + std::string(f[v[4] > 0 ? 4 : 7]) + " is over " + std::to_string(kMaxCount));
             continue;
         }
         job.gpus = procs > 0 ? static_cast<int>(procs) : 0;
@@ -72,8 +73,10 @@ void read_swf(std::istream& in, Trace& trace, const ReadOptions& options) {
         static const char* kStatus[] = {"FAILED", "COMPLETED", "PARTIAL", "PARTIAL", "PARTIAL", "CANCELLED"};
         job.state = (v[10] >= 0 && v[10] <= 5) ? kStatus[static_cast<int>(v[10])] : "UNKNOWN";
         if (v[11] >= 0) job.user = std::to_string(static_cast<long long>(v[11]));
-        if (v[15] >= 0) job.partition = std::to_string(static_cast<long long>(v[15]));
-        else if (v[14] >= 0) job.partition = std::to_string(static_cast<long long>(v[14]));
+        if (v[15] >= 0)
+            job.partition = std::to_string(static_cast<long long>(v[15]));
+        else if (v[14] >= 0)
+            job.partition = std::to_string(static_cast<long long>(v[14]));
         ctx.keep(std::move(job));
     }
 }

@@ -21,7 +21,8 @@ void read_tiresias(std::istream& in, Trace& trace, const ReadOptions& options) {
         auto f = split_csv(line);
         if (!header) {
             if (!f || f->size() != kHeader.size())
-                ctx.fatal(lineno, "the header must be job_id,num_gpu,submit_time,iterations,model_name,duration,interval");
+                ctx.fatal(lineno,
+                          "the header must be job_id,num_gpu,submit_time,iterations,model_name,duration,interval");
             for (std::size_t i = 0; i < kHeader.size(); ++i)
                 if (trim((*f)[i]) != kHeader[i])
                     ctx.fatal(lineno, "header column " + std::to_string(i + 1) + " is '" + std::string(trim((*f)[i])) +
@@ -38,11 +39,11 @@ void read_tiresias(std::istream& in, Trace& trace, const ReadOptions& options) {
         auto gpus = parse_int((*f)[1]);
         auto submit = parse_number((*f)[2]);
         auto duration = parse_number((*f)[5]);
-        const char* wrong = !id || *id < 0                 ? "job_id is not a job number"
+        const char* wrong = !id || *id < 0                            ? "job_id is not a job number"
                             : !gpus || *gpus < 0 || *gpus > kMaxCount ? "num_gpu is not a GPU count"
-                            : !submit || *submit < 0       ? "submit_time is not a number of seconds"
-                            : !duration || *duration < 0   ? "duration is not a number of seconds"
-                                                           : nullptr;
+                            : !submit || *submit < 0                  ? "submit_time is not a number of seconds"
+                            : !duration || *duration < 0              ? "duration is not a number of seconds"
+                                                                      : nullptr;
         if (wrong) {
             ctx.bad(lineno, wrong);
             continue;

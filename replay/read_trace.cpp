@@ -57,21 +57,35 @@ Trace read_trace(std::istream& in, std::optional<TraceFormat> format, const std:
         for (int i = 0; i < 20 && std::getline(in, line); ++i) head += line + "\n";
         format = detect_format(head);
         if (!format)
-            throw TraceError(source, "cannot tell the format from the content; give --format with one of: " +
-                                         format_names());
+            throw TraceError(source,
+                             "cannot tell the format from the content; give --format with one of: " + format_names());
         std::string rest((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         std::istringstream all(head + rest);
         return read_trace(all, format, source, options);
     }
     trace.format = *format;
     switch (*format) {
-    case TraceFormat::Sacct: read_sacct(in, trace, options); break;
-    case TraceFormat::Jobcomp: read_jobcomp(in, trace, options); break;
-    case TraceFormat::ColocHistory: read_coloc_history(in, trace, options); break;
-    case TraceFormat::Swf: read_swf(in, trace, options); break;
-    case TraceFormat::Helios: read_helios(in, trace, options); break;
-    case TraceFormat::Gavel: read_gavel(in, trace, options); break;
-    case TraceFormat::Tiresias: read_tiresias(in, trace, options); break;
+        case TraceFormat::Sacct:
+            read_sacct(in, trace, options);
+            break;
+        case TraceFormat::Jobcomp:
+            read_jobcomp(in, trace, options);
+            break;
+        case TraceFormat::ColocHistory:
+            read_coloc_history(in, trace, options);
+            break;
+        case TraceFormat::Swf:
+            read_swf(in, trace, options);
+            break;
+        case TraceFormat::Helios:
+            read_helios(in, trace, options);
+            break;
+        case TraceFormat::Gavel:
+            read_gavel(in, trace, options);
+            break;
+        case TraceFormat::Tiresias:
+            read_tiresias(in, trace, options);
+            break;
     }
     return trace;
 }

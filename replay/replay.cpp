@@ -22,7 +22,8 @@ ReplayResult run_replay(const Workload& workload, const ReplaySetup& setup) {
         coloc.reuse_predictions = true;
         auto policy = place::make_policy(name, name == "coloc" ? setup.model : nullptr, coloc);
         if (setup.on_policy) setup.on_policy(name);
-        result.runs.push_back(simulate(*setup.topology, *policy, capacity_of(name), *setup.truth, workload.jobs, setup.sim));
+        result.runs.push_back(
+            simulate(*setup.topology, *policy, capacity_of(name), *setup.truth, workload.jobs, setup.sim));
         result.summaries.push_back(summarize(workload.jobs, result.runs.back(), setup.topology->total_gpus()));
     }
     return result;

@@ -43,8 +43,9 @@ std::string describe(const ReplayContext& c) {
     if (p.by_family) out << p.by_family << " drawn within the model family the log names, ";
     out << p.by_rule << " by rules";
     for (std::size_t r = 0; r < p.per_rule.size(); ++r)
-        if (p.per_rule[r]) out << " (" << (r < c.rule_names.size() ? c.rule_names[r] : "rule " + std::to_string(r + 1))
-                               << ": " << p.per_rule[r] << ")";
+        if (p.per_rule[r])
+            out << " (" << (r < c.rule_names.size() ? c.rule_names[r] : "rule " + std::to_string(r + 1)) << ": "
+                << p.per_rule[r] << ")";
     out << ", " << p.by_otherwise << " by the rules' otherwise, " << p.drawn << " drawn from the catalogue (seed "
         << c.seed << ")\n";
     if (!p.unknown_in_log.empty()) {
@@ -74,7 +75,8 @@ void write_jobs_csv(std::ostream& out, const Workload& workload, const ReplayRes
         for (std::size_t i = 0; i < workload.jobs.size(); ++i) {
             const ReplayJob& j = workload.jobs[i];
             const JobOutcome& o = run.jobs[i];
-            out << run.policy << "," << j.trace_id << "," << j.profile->name << "," << j.gpus() << "," << j.nodes << ",";
+            out << run.policy << "," << j.trace_id << "," << j.profile->name << "," << j.gpus() << "," << j.nodes
+                << ",";
             if (o.end < 0) {
                 std::snprintf(buf, sizeof buf, "%.3f,,,,,%.3f,\n", j.submit, j.work);
             } else {
@@ -98,20 +100,22 @@ nlohmann::json summary_json(const ReplayContext& c, const ReplayResult& result) 
                      {"per_profile", w.profiles.per_profile}};
     json bad_lines = json::array();
     for (const BadLine& b : c.bad_lines) bad_lines.push_back({{"line", b.line}, {"why", b.why}});
-    json context = {{"trace", {{"source", c.trace_source},
-                               {"format", c.trace_format},
-                               {"records", c.records},
-                               {"bad", c.bad},
-                               {"bad_lines", bad_lines},
-                               {"skipped", c.skipped},
-                               {"notes", c.notes}}},
-                    {"workload", {{"jobs", w.jobs},
-                                  {"cpu_only", w.cpu_only},
-                                  {"too_large", w.too_large},
-                                  {"rounded_up", w.rounded_up},
-                                  {"limit_from_run_time", w.limit_from_run_time},
-                                  {"limit_raised", w.limit_raised},
-                                  {"profiles", profiles}}},
+    json context = {{"trace",
+                     {{"source", c.trace_source},
+                      {"format", c.trace_format},
+                      {"records", c.records},
+                      {"bad", c.bad},
+                      {"bad_lines", bad_lines},
+                      {"skipped", c.skipped},
+                      {"notes", c.notes}}},
+                    {"workload",
+                     {{"jobs", w.jobs},
+                      {"cpu_only", w.cpu_only},
+                      {"too_large", w.too_large},
+                      {"rounded_up", w.rounded_up},
+                      {"limit_from_run_time", w.limit_from_run_time},
+                      {"limit_raised", w.limit_raised},
+                      {"profiles", profiles}}},
                     {"cluster", c.cluster},
                     {"gpus", c.total_gpus},
                     {"model", c.model},
@@ -120,7 +124,8 @@ nlohmann::json summary_json(const ReplayContext& c, const ReplayResult& result) 
                     {"seed", c.seed}};
     auto change = [&](const Summary& s, const char* against) -> json {
         for (const Summary& o : result.summaries)
-            if (o.policy == against && o.mean_jct > 0 && o.policy != s.policy) return (s.mean_jct - o.mean_jct) / o.mean_jct;
+            if (o.policy == against && o.mean_jct > 0 && o.policy != s.policy)
+                return (s.mean_jct - o.mean_jct) / o.mean_jct;
         return nullptr;
     };
     json policies = json::array();

@@ -67,7 +67,8 @@ private:
         while (true) {
             int child = 2 * at + 1;
             if (child >= n) break;
-            if (child + 1 < n && less(heap_[static_cast<std::size_t>(child + 1)], heap_[static_cast<std::size_t>(child)], k))
+            if (child + 1 < n &&
+                less(heap_[static_cast<std::size_t>(child + 1)], heap_[static_cast<std::size_t>(child)], k))
                 ++child;
             if (!less(heap_[static_cast<std::size_t>(child)], job, k)) break;
             place(at, heap_[static_cast<std::size_t>(child)]);
@@ -84,9 +85,20 @@ class Sim {
 public:
     Sim(const place::Topology& topo, const place::Policy& policy, place::Capacity units,
         const model::InterferenceModel& truth, const std::vector<ReplayJob>& jobs, const SimOptions& options)
-        : topo_(topo), policy_(policy), units_(units), truth_(truth), jobs_(jobs), options_(options), state_(topo),
-          heap_(jobs.size()), finish_(jobs.size(), kInf), remaining_(jobs.size()), rate_(jobs.size(), 1.0),
-          last_(jobs.size(), 0.0), queued_(jobs.size(), 0), stamp_(jobs.size(), 0) {
+        : topo_(topo),
+          policy_(policy),
+          units_(units),
+          truth_(truth),
+          jobs_(jobs),
+          options_(options),
+          state_(topo),
+          heap_(jobs.size()),
+          finish_(jobs.size(), kInf),
+          remaining_(jobs.size()),
+          rate_(jobs.size(), 1.0),
+          last_(jobs.size(), 0.0),
+          queued_(jobs.size(), 0),
+          stamp_(jobs.size(), 0) {
         run_.policy = policy.name();
         run_.jobs.resize(jobs.size());
         for (std::size_t i = 0; i < jobs.size(); ++i) remaining_[i] = jobs[i].work;
@@ -116,8 +128,10 @@ public:
             const bool was_empty = queue_live_ == 0;
             const std::size_t first_new = queue_.size();
             while (next_arrival < n && jobs_[next_arrival].submit <= now) enqueue(static_cast<int>(next_arrival++));
-            if (ended || was_empty) full_pass(now);
-            else arrivals_pass(now, first_new);
+            if (ended || was_empty)
+                full_pass(now);
+            else
+                arrivals_pass(now, first_new);
             note_busy(now);
             if (options_.observer) options_.observer(state_, now);
             if (options_.progress && finished - reported >= std::max<std::size_t>(n / 200, 1)) {
@@ -372,10 +386,10 @@ private:
     PolicyRun run_;
 
     EndHeap heap_;
-    std::vector<double> finish_;     // predicted end of each running job
-    std::vector<double> remaining_;  // solo seconds of work left
-    std::vector<double> rate_;       // progress per second (1 / slowdown)
-    std::vector<double> last_;       // when remaining_ was last brought up to date
+    std::vector<double> finish_;                 // predicted end of each running job
+    std::vector<double> remaining_;              // solo seconds of work left
+    std::vector<double> rate_;                   // progress per second (1 / slowdown)
+    std::vector<double> last_;                   // when remaining_ was last brought up to date
     std::set<std::pair<double, int>> expected_;  // running jobs by start + time limit
 
     std::vector<int> queue_;
@@ -385,9 +399,9 @@ private:
     double shadow_ = kInf;
     int extra_ = 0;
 
-    std::vector<int> gpu_base_;        // first flat GPU index of each node
-    std::vector<int> released_;        // reserve(): slots given back per flat GPU
-    std::vector<int> node_units_;      // reserve(): units per node, -1 = untouched
+    std::vector<int> gpu_base_;    // first flat GPU index of each node
+    std::vector<int> released_;    // reserve(): slots given back per flat GPU
+    std::vector<int> node_units_;  // reserve(): units per node, -1 = untouched
     std::vector<std::size_t> touched_gpus_;
     std::vector<int> touched_nodes_;
 
@@ -403,7 +417,8 @@ private:
 }  // namespace
 
 PolicyRun simulate(const place::Topology& topology, const place::Policy& policy, place::Capacity units,
-                   const model::InterferenceModel& truth, const std::vector<ReplayJob>& jobs, const SimOptions& options) {
+                   const model::InterferenceModel& truth, const std::vector<ReplayJob>& jobs,
+                   const SimOptions& options) {
     for (std::size_t i = 1; i < jobs.size(); ++i)
         if (jobs[i].submit < jobs[i - 1].submit) throw std::invalid_argument("replay jobs must be in submission order");
     Sim sim(topology, policy, units, truth, jobs, options);

@@ -46,9 +46,9 @@ struct JobOutcome {
 
 struct BusyPoint {
     double t = 0;
-    int busy_gpus = 0;   // GPUs running at least one job
-    int used_slots = 0;  // job slots taken (> busy_gpus when GPUs are shared)
-    int shared_gpus = 0; // GPUs holding two jobs or more
+    int busy_gpus = 0;    // GPUs running at least one job
+    int used_slots = 0;   // job slots taken (> busy_gpus when GPUs are shared)
+    int shared_gpus = 0;  // GPUs holding two jobs or more
 };
 
 struct PolicyRun {
@@ -60,8 +60,8 @@ struct PolicyRun {
     std::size_t backfilled = 0;    // jobs started ahead of an earlier one
     std::size_t declined = 0;      // decisions the policy declined although GPUs were free
     std::size_t never_started = 0;
-    double busy_gpu_seconds = 0;   // integral of busy GPUs over time
-    double wall_s = 0;             // how long the replay took
+    double busy_gpu_seconds = 0;  // integral of busy GPUs over time
+    double wall_s = 0;            // how long the replay took
 };
 
 // `units` says what a job needs on a node: GPUs with a free slot (Open) or idle GPUs (Idle,

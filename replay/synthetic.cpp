@@ -9,7 +9,7 @@ namespace coloc::replay {
 
 namespace {
 // Share of jobs by size: most ask for one GPU, few for many (as in Philly and Helios).
-constexpr std::pair<int, double> kSizes[] = {{1, 0.45}, {2, 0.15}, {4, 0.15}, {8, 0.15},
+constexpr std::pair<int, double> kSizes[] = {{1, 0.45},  {2, 0.15},  {4, 0.15}, {8, 0.15},
                                              {16, 0.05}, {32, 0.03}, {64, 0.02}};
 }  // namespace
 

@@ -12,12 +12,12 @@ namespace coloc::replay {
 struct SyntheticOptions {
     std::size_t jobs = 100'000;
     std::uint64_t seed = 1;
-    int cluster_gpus = 8000;        // the arrival rate is set for this many GPUs
-    double offered_load = 0.9;      // GPU-time asked for / GPU-time the cluster has
-    double median_run_s = 3600;     // log-normal run times: median and sigma of the log
+    int cluster_gpus = 8000;     // the arrival rate is set for this many GPUs
+    double offered_load = 0.9;   // GPU-time asked for / GPU-time the cluster has
+    double median_run_s = 3600;  // log-normal run times: median and sigma of the log
     double sigma = 1.5;
-    double max_run_s = 2 * 86400;    // a common GPU partition MaxTime (48 h)
-    int max_gpus = 64;              // sizes 1, 2, 4, ..., max_gpus
+    double max_run_s = 2 * 86400;  // a common GPU partition MaxTime (48 h)
+    int max_gpus = 64;             // sizes 1, 2, 4, ..., max_gpus
     // Daily cycle of the arrival rate: rate * (1 + daily_swing * sin(2 pi t / 1 day)), 0 <= swing
     // < 1. The mean load stays `offered_load`; at its peak more work arrives than the cluster
     // runs, so a queue builds in the day and drains at night, as on real clusters.

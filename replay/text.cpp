@@ -104,8 +104,7 @@ std::optional<int> parse_count(std::string_view s) {
 std::optional<double> parse_datetime(std::string_view s) {
     s = trim(s);
     // YYYY-MM-DD[T ]HH:MM:SS
-    if (s.size() != 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' ||
-        s[16] != ':')
+    if (s.size() != 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':')
         return std::nullopt;
     auto num = [&](std::size_t at, std::size_t len) { return parse_int(s.substr(at, len)); };
     auto y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), se = num(17, 2);
@@ -175,8 +174,10 @@ std::optional<int> tres_gpus(std::string_view tres) {
         if (key != "gres/gpu" && key.substr(0, 9) != "gres/gpu:") continue;
         auto n = parse_int(item.substr(eq + 1));
         if (!n || *n < 0 || *n > kMaxCount) return std::nullopt;
-        if (key == "gres/gpu") untyped = *n;
-        else typed += *n;
+        if (key == "gres/gpu")
+            untyped = *n;
+        else
+            typed += *n;
     }
     const long long gpus = untyped ? *untyped : typed;
     if (gpus > kMaxCount) return std::nullopt;

@@ -12,8 +12,12 @@ struct FormatName {
 };
 
 constexpr FormatName kFormats[] = {
-    {TraceFormat::Sacct, "sacct"},   {TraceFormat::Jobcomp, "jobcomp"}, {TraceFormat::ColocHistory, "coloc-history"},
-    {TraceFormat::Swf, "swf"},       {TraceFormat::Helios, "helios"},   {TraceFormat::Gavel, "gavel"},
+    {TraceFormat::Sacct, "sacct"},
+    {TraceFormat::Jobcomp, "jobcomp"},
+    {TraceFormat::ColocHistory, "coloc-history"},
+    {TraceFormat::Swf, "swf"},
+    {TraceFormat::Helios, "helios"},
+    {TraceFormat::Gavel, "gavel"},
     {TraceFormat::Tiresias, "tiresias"},
 };
 
@@ -43,8 +47,7 @@ TraceError::TraceError(const std::string& source, std::size_t line, const std::s
 TraceError::TraceError(const std::string& source, const std::string& why) : std::runtime_error(source + ": " + why) {}
 
 void ReaderContext::bad(std::size_t line, const std::string& why) {
-    if (!options_.skip_bad)
-        throw TraceError(trace_.source, line, why + " (--skip-bad skips and counts such lines)");
+    if (!options_.skip_bad) throw TraceError(trace_.source, line, why + " (--skip-bad skips and counts such lines)");
     ++trace_.bad;
     if (trace_.bad_lines.size() < options_.bad_lines_kept) trace_.bad_lines.push_back({line, why});
 }

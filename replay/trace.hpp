@@ -30,20 +30,20 @@ struct TraceJob {
     std::string name;
     std::string user;
     std::string partition;
-    std::string profile;     // the job's kind where the log says it; empty = unknown
-    double submit = 0;       // seconds (epoch or trace-relative; only differences matter)
-    double run_time = 0;     // how long it ran (seconds), taken as its solo run time
-    double time_limit = 0;   // requested limit (seconds); 0 = none given
-    int gpus = 0;            // in total, over all its nodes
-    int nodes = 0;           // 0 = not given (the replay derives it from the GPUs per node)
+    std::string profile;    // the job's kind where the log says it; empty = unknown
+    double submit = 0;      // seconds (epoch or trace-relative; only differences matter)
+    double run_time = 0;    // how long it ran (seconds), taken as its solo run time
+    double time_limit = 0;  // requested limit (seconds); 0 = none given
+    int gpus = 0;           // in total, over all its nodes
+    int nodes = 0;          // 0 = not given (the replay derives it from the GPUs per node)
     int cpus = 0;
-    std::string state;       // as logged: COMPLETED, FAILED, ...
-    double recorded_start = -1;   // when it really started, -1 = unknown
-    std::string node_list;   // Slurm hostlist it ran on, as logged
+    std::string state;                          // as logged: COMPLETED, FAILED, ...
+    double recorded_start = -1;                 // when it really started, -1 = unknown
+    std::string node_list;                      // Slurm hostlist it ran on, as logged
     std::vector<RecordedPlacement> placements;  // where it really ran, GPUs included (coloc-history)
-    double steps = 0;        // Gavel: training steps; run_time comes from a throughput table
-    int scale_factor = 0;    // Gavel: GPUs the job type was measured with
-    std::size_t line = 0;    // where it was read
+    double steps = 0;                           // Gavel: training steps; run_time comes from a throughput table
+    int scale_factor = 0;                       // Gavel: GPUs the job type was measured with
+    std::size_t line = 0;                       // where it was read
 };
 
 struct BadLine {
@@ -53,17 +53,17 @@ struct BadLine {
 
 struct Trace {
     TraceFormat format = TraceFormat::Sacct;
-    std::string source;                  // file name (or "<embedded demo>")
+    std::string source;  // file name (or "<embedded demo>")
     std::vector<TraceJob> jobs;
-    std::size_t records = 0;             // data records seen (jobs kept + skipped)
-    std::size_t bad = 0;                 // malformed records skipped under skip_bad
-    std::vector<BadLine> bad_lines;      // the first few, for the report
+    std::size_t records = 0;                     // data records seen (jobs kept + skipped)
+    std::size_t bad = 0;                         // malformed records skipped under skip_bad
+    std::vector<BadLine> bad_lines;              // the first few, for the report
     std::map<std::string, std::size_t> skipped;  // well-formed records not replayed, by reason
     std::map<std::string, std::size_t> notes;    // records kept with a stand-in value, by what
 };
 
 struct ReadOptions {
-    bool skip_bad = false;             // skip and count malformed records instead of failing
+    bool skip_bad = false;  // skip and count malformed records instead of failing
     std::size_t bad_lines_kept = 20;
 };
 

@@ -19,9 +19,9 @@ namespace coloc::replay {
 struct ReplayJob {
     std::uint64_t trace_id = 0;
     std::size_t trace_index = 0;
-    double submit = 0;    // seconds since the first submission, divided by the load
-    double work = 0;      // solo run time (s): what the job must get done
-    double limit = 0;     // time limit backfill plans with (s), >= work
+    double submit = 0;  // seconds since the first submission, divided by the load
+    double work = 0;    // solo run time (s): what the job must get done
+    double limit = 0;   // time limit backfill plans with (s), >= work
     int gpus_per_node = 1;
     int nodes = 1;
     const model::JobProfile* profile = nullptr;  // never null
@@ -29,16 +29,16 @@ struct ReplayJob {
 };
 
 struct WorkloadOptions {
-    double load = 1.0;            // > 1 = the same jobs arrive faster
+    double load = 1.0;  // > 1 = the same jobs arrive faster
 };
 
 struct WorkloadReport {
-    std::size_t jobs = 0;                // replayed
-    std::size_t cpu_only = 0;            // asked for no GPU: not replayed (GPU placement only)
-    std::size_t too_large = 0;           // more GPUs per node or nodes than the cluster has
-    std::size_t rounded_up = 0;          // GPUs not divisible over the nodes: rounded up per node
-    std::size_t limit_from_run_time = 0; // no time limit in the log: the run time is used
-    std::size_t limit_raised = 0;        // ran longer than its limit: the run time is used
+    std::size_t jobs = 0;                 // replayed
+    std::size_t cpu_only = 0;             // asked for no GPU: not replayed (GPU placement only)
+    std::size_t too_large = 0;            // more GPUs per node or nodes than the cluster has
+    std::size_t rounded_up = 0;           // GPUs not divisible over the nodes: rounded up per node
+    std::size_t limit_from_run_time = 0;  // no time limit in the log: the run time is used
+    std::size_t limit_raised = 0;         // ran longer than its limit: the run time is used
     ProfileCounts profiles;
 };
 

@@ -33,7 +33,8 @@ JobGpus job_gpus_from(std::int64_t job_id, const std::string& nodelist, const st
             throw std::runtime_error(job + (*names)[i] + ": " + e.what());
         }
         if (gres.gpus.empty())
-            throw std::runtime_error(job + (*names)[i] + ": Slurm gave no GPU there (gres detail '" + details[i] + "')");
+            throw std::runtime_error(job + (*names)[i] + ": Slurm gave no GPU there (gres detail '" + details[i] +
+                                     "')");
         out.nodes.emplace_back((*names)[i], std::move(gres.gpus));
     }
     return out;
@@ -43,8 +44,7 @@ JobGpus load_job_gpus(std::int64_t job_id) {
     init_libslurm();
     job_info_msg_t* msg = nullptr;
     if (slurm_load_job(&msg, static_cast<std::uint32_t>(job_id), SHOW_DETAIL) != SLURM_SUCCESS)
-        throw std::runtime_error("job " + std::to_string(job_id) + ": slurm_load_job: " +
-                                 last_slurm_error());
+        throw std::runtime_error("job " + std::to_string(job_id) + ": slurm_load_job: " + last_slurm_error());
     try {
         const slurm_job_info_t* j = nullptr;
         for (std::uint32_t i = 0; i < msg->record_count; ++i)

@@ -1,12 +1,12 @@
 #include "slurm/jobs.hpp"
 
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <cerrno>
 #include <cstdlib>
 #include <ctime>
 #include <mutex>
 #include <stdexcept>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -51,8 +51,10 @@ SlurmSnapshot load_slurm_jobs() {
         job.start_time = base == JOB_PENDING ? 0 : static_cast<std::int64_t>(j.start_time);
         if (!job.running && base != JOB_PENDING) {
             job.end_time = static_cast<std::int64_t>(j.end_time);
-            if (WIFEXITED(j.exit_code)) job.exit_status = WEXITSTATUS(j.exit_code);
-            else if (WIFSIGNALED(j.exit_code)) job.exit_status = 128 + WTERMSIG(j.exit_code);
+            if (WIFEXITED(j.exit_code))
+                job.exit_status = WEXITSTATUS(j.exit_code);
+            else if (WIFSIGNALED(j.exit_code))
+                job.exit_status = 128 + WTERMSIG(j.exit_code);
         }
         if (j.nodes && *j.nodes) {
             auto names = expand_hostlist(j.nodes);

@@ -21,16 +21,16 @@ struct SlurmJob {
     std::int64_t job_id = 0;
     std::int64_t uid = -1;
     std::string name, partition;
-    bool running = false;           // RUNNING or SUSPENDED: holds its nodes
-    std::int64_t start_time = 0;    // epoch seconds; 0 = not started
-    std::int64_t end_time = 0;      // epoch seconds; 0 = not ended
-    std::optional<int> exit_status; // for ended jobs
+    bool running = false;            // RUNNING or SUSPENDED: holds its nodes
+    std::int64_t start_time = 0;     // epoch seconds; 0 = not started
+    std::int64_t end_time = 0;       // epoch seconds; 0 = not ended
+    std::optional<int> exit_status;  // for ended jobs
     std::vector<SlurmJobNode> nodes;
 };
 
 struct SlurmSnapshot {
-    std::int64_t taken_at = 0;      // when slurmctld answered (epoch seconds)
-    std::vector<SlurmJob> jobs;     // every job slurmctld still knows, running or not
+    std::int64_t taken_at = 0;   // when slurmctld answered (epoch seconds)
+    std::vector<SlurmJob> jobs;  // every job slurmctld still knows, running or not
 };
 
 // Asks slurmctld (through SLURM_CONF or the default slurm.conf). Throws std::runtime_error

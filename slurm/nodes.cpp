@@ -50,7 +50,7 @@ bool update_slurm_node(const std::string& node, const SlurmNodeSettings& s, std:
     std::string name = node, features = s.features, active = s.active_features;
     msg.node_names = name.data();
     msg.weight = s.weight;
-    msg.features = features.data();      // "" clears them
+    msg.features = features.data();  // "" clears them
     msg.features_act = active.data();
     if (slurm_update_node(&msg) != SLURM_SUCCESS) {
         why = "cannot update node " + node + " (Weight=" + std::to_string(s.weight) + " Features=" + s.features +

@@ -1,11 +1,11 @@
 #include "slurm/session.hpp"
 
+#include <sys/stat.h>
 #include <cerrno>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <sys/stat.h>
 
 extern "C" {
 #include <slurm/slurm.h>

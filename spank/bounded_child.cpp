@@ -1,14 +1,14 @@
 #include "spank/bounded_child.hpp"
 
-#include <cerrno>
-#include <csignal>
-#include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 namespace coloc::spank {
 
@@ -97,8 +97,10 @@ ChildResult run_in_child(Clock::time_point kill_at, const std::function<void(con
         char chunk[4096];
         ssize_t n = ::read(fds[0], chunk, sizeof chunk);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) eof = true;
-        else buffer.append(chunk, static_cast<std::size_t>(n));
+        if (n <= 0)
+            eof = true;
+        else
+            buffer.append(chunk, static_cast<std::size_t>(n));
         if (buffer.size() > (1u << 20)) {  // a reply larger than any message we expect
             ::kill(pid, SIGKILL);
             killed = true;
@@ -118,10 +120,14 @@ ChildResult run_in_child(Clock::time_point kill_at, const std::function<void(con
         result.lines.push_back(buffer.substr(start, nl - start));
 
     result.killed = killed;
-    if (killed) result.failure = "killed at the deadline";
-    else if (r < 0) result.finished = true;  // reaped by someone else; the pipe closed, so it ended
-    else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) result.finished = true;
-    else result.failure = describe(status);
+    if (killed)
+        result.failure = "killed at the deadline";
+    else if (r < 0)
+        result.finished = true;  // reaped by someone else; the pipe closed, so it ended
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        result.finished = true;
+    else
+        result.failure = describe(status);
     return result;
 }
 
@@ -138,8 +144,7 @@ std::string run_detached(int limit_ms, const std::function<void()>& work) {
         ::setitimer(ITIMER_REAL, &limit, nullptr);  // SIGALRM's default action ends the child
         try {
             work();
-        } catch (...) {
-        }
+        } catch (...) {}
         ::_exit(0);
     }
     return {};

@@ -11,9 +11,12 @@ using json = nlohmann::json;
 namespace {
 
 constexpr std::pair<ExchangeError, const char*> kNames[] = {
-    {ExchangeError::None, "none"},         {ExchangeError::NotRunning, "not_running"},
-    {ExchangeError::Unavailable, "unavailable"}, {ExchangeError::BadReply, "bad_reply"},
-    {ExchangeError::Refused, "refused"},   {ExchangeError::Internal, "internal"},
+    {ExchangeError::None, "none"},
+    {ExchangeError::NotRunning, "not_running"},
+    {ExchangeError::Unavailable, "unavailable"},
+    {ExchangeError::BadReply, "bad_reply"},
+    {ExchangeError::Refused, "refused"},
+    {ExchangeError::Internal, "internal"},
 };
 
 }  // namespace

@@ -25,13 +25,13 @@ enum class ExchangeError {
 const char* error_name(ExchangeError error);
 
 struct ExchangeMessage {
-    int slots = -1;          // Slurm's bind slots for the job here; -1 = not looked up, or unknown
-    std::string slots_why;   // why unknown
-    bool skip = false;       // no bind slots here: nothing to place
+    int slots = -1;         // Slurm's bind slots for the job here; -1 = not looked up, or unknown
+    std::string slots_why;  // why unknown
+    bool skip = false;      // no bind slots here: nothing to place
     std::optional<proto::PlaceReply> reply;
     ExchangeError error = ExchangeError::None;
-    std::string code;        // Refused: colocd's error code
-    std::string message;     // for people: what went wrong
+    std::string code;     // Refused: colocd's error code
+    std::string message;  // for people: what went wrong
 };
 
 // One line without '\n'. decode returns nullopt for anything encode did not write.

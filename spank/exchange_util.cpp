@@ -21,8 +21,7 @@ void log_once(const Services& services, const std::string& subject, const std::v
         std::string line = subject + ": ";
         for (std::size_t i = 0; i < notes.size(); ++i) line += (i ? "; " : "") + notes[i];
         services.log(line);
-    } catch (...) {
-    }
+    } catch (...) {}
 }
 
 bool endpoint_absent(const std::string& endpoint) {

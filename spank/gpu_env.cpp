@@ -1,8 +1,8 @@
 #include "spank/gpu_env.hpp"
 
+#include <sys/wait.h>
 #include <algorithm>
 #include <charconv>
-#include <sys/wait.h>
 
 #include "proto/messages.hpp"
 
@@ -51,7 +51,8 @@ std::vector<int> slurm_gpus_from(const std::string& step_gpus, const std::string
 
 std::string visible_devices_for(const std::vector<int>& chosen, const std::vector<int>& slurm_gpus,
                                 const std::vector<int>& cuda_visible) {
-    const bool renumbered = !slurm_gpus.empty() && cuda_visible.size() == slurm_gpus.size() && cuda_visible != slurm_gpus;
+    const bool renumbered =
+        !slurm_gpus.empty() && cuda_visible.size() == slurm_gpus.size() && cuda_visible != slurm_gpus;
     std::vector<int> out;
     for (int g : chosen) {
         if (renumbered) {

@@ -1,16 +1,16 @@
 #include "spank/local_state.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <thread>
-#include <unistd.h>
 
 namespace coloc::spank {
 
@@ -38,9 +38,8 @@ LocalChoice choose_local(const NodeState& state, int gpus, int slots_per_gpu, in
     std::vector<int> use = slot_use(state, gpus);
     std::vector<int> order(static_cast<std::size_t>(gpus));
     for (int g = 0; g < gpus; ++g) order[static_cast<std::size_t>(g)] = g;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-        return use[static_cast<std::size_t>(a)] < use[static_cast<std::size_t>(b)];
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return use[static_cast<std::size_t>(a)] < use[static_cast<std::size_t>(b)]; });
     for (int g : order) {
         if (static_cast<int>(choice.gpus.size()) == want) break;
         if (use[static_cast<std::size_t>(g)] < slots_per_gpu) choice.gpus.push_back(g);
@@ -69,8 +68,10 @@ void mark_reported(NodeState& state, const std::vector<proto::LocalPlacement>& s
     for (const auto& u : sent) {
         for (auto it = v.begin(); it != v.end(); ++it) {
             if (it->job_id != u.job_id || it->ended != u.ended) continue;
-            if (it->active()) it->reported = true;
-            else v.erase(it);
+            if (it->active())
+                it->reported = true;
+            else
+                v.erase(it);
             break;
         }
     }
@@ -95,7 +96,8 @@ std::optional<Holding> end_job(NodeState& state, std::int64_t job_id, std::int64
     it->elapsed_s = static_cast<double>(std::max<std::int64_t>(now - it->since, 0));
     Holding ended = *it;
     // Keep at most kMaxEnded ended holdings: the oldest undelivered ends go first.
-    std::size_t n = static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](const Holding& h) { return !h.active(); }));
+    std::size_t n =
+        static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](const Holding& h) { return !h.active(); }));
     for (auto e = v.begin(); n > kMaxEnded && e != v.end();) {
         if (!e->active() && !(e->job_id == ended.job_id && e->ended == ended.ended)) {
             e = v.erase(e);
@@ -110,7 +112,7 @@ std::optional<Holding> end_job(NodeState& state, std::int64_t job_id, std::int64
 json state_to_json(const NodeState& state) {
     json holdings = json::array();
     for (const auto& h : state.holdings) {
-        json e = {{"job_id", h.job_id}, {"mode", h.mode}, {"gpus", h.gpus}, {"decision", h.decision},
+        json e = {{"job_id", h.job_id},         {"mode", h.mode},         {"gpus", h.gpus},  {"decision", h.decision},
                   {"keep_slurm", h.keep_slurm}, {"reported", h.reported}, {"since", h.since}};
         if (!h.active()) {
             e["ended"] = h.ended;
@@ -314,7 +316,8 @@ std::string StateFile::update(int wait_ms, const std::function<bool(NodeState&)>
     }
     std::vector<std::string> merged = merge_notes(notes_dir_, state);
     // Only the lock holder writes the state, so one temporary name is enough.
-    if (fn(state) || !merged.empty()) write_file_atomically(data_path_, state_to_json(state).dump() + "\n", data_path_ + ".tmp");
+    if (fn(state) || !merged.empty())
+        write_file_atomically(data_path_, state_to_json(state).dump() + "\n", data_path_ + ".tmp");
     for (const std::string& note : merged) ::unlink(note.c_str());
     return warning;
 }

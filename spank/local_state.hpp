@@ -30,13 +30,13 @@ inline constexpr const char* kNone = "none";        // the job asked for no GPU 
 struct Holding {
     std::int64_t job_id = 0;
     std::string mode;
-    std::vector<int> gpus;       // physical GPU indices
-    std::int64_t decision = 0;   // colocd's decision id; 0 = chosen here while colocd was away
-    bool keep_slurm = false;     // apply nothing: Slurm's own environment stays (narrow fallback)
-    bool reported = true;        // false: colocd has not heard of this placement yet
-    std::int64_t since = 0;      // epoch seconds of the placement, for `ended`'s elapsed time
+    std::vector<int> gpus;      // physical GPU indices
+    std::int64_t decision = 0;  // colocd's decision id; 0 = chosen here while colocd was away
+    bool keep_slurm = false;    // apply nothing: Slurm's own environment stays (narrow fallback)
+    bool reported = true;       // false: colocd has not heard of this placement yet
+    std::int64_t since = 0;     // epoch seconds of the placement, for `ended`'s elapsed time
     // Set by the job's epilog. An ended holding stays only until colocd has heard of the end.
-    std::int64_t ended = 0;      // epoch seconds; 0 = the job still runs here
+    std::int64_t ended = 0;  // epoch seconds; 0 = the job still runs here
     int exit_status = 0;
     double elapsed_s = 0;
 

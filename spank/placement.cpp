@@ -42,12 +42,14 @@ Outcome outcome_for(const Holding& h, const JobFacts& f) {
 std::string check_reply(const proto::PlaceReply& r, const JobFacts& f, const PluginConfig& c, int slots) {
     if (r.mode == proto::GpuMode::Observe) return {};
     for (std::size_t i = 0; i < r.gpus.size(); ++i)
-        if (std::find(r.gpus.begin(), r.gpus.begin() + static_cast<long>(i), r.gpus[i]) != r.gpus.begin() + static_cast<long>(i))
+        if (std::find(r.gpus.begin(), r.gpus.begin() + static_cast<long>(i), r.gpus[i]) !=
+            r.gpus.begin() + static_cast<long>(i))
             return "it names GPU " + std::to_string(r.gpus[i]) + " twice";
     if (!f.slurm_gpus.empty()) {
         for (int g : r.gpus)
             if (std::find(f.slurm_gpus.begin(), f.slurm_gpus.end(), g) == f.slurm_gpus.end())
-                return "it names GPU " + std::to_string(g) + ", outside the step's GPUs " + proto::gpu_list(f.slurm_gpus);
+                return "it names GPU " + std::to_string(g) + ", outside the step's GPUs " +
+                       proto::gpu_list(f.slurm_gpus);
         return {};
     }
     if (c.gpus > 0)
@@ -92,7 +94,10 @@ void keep_holding(const StateFile& state, bool lock_usable, const Holding& h, st
                   const std::function<void(NodeState&)>& apply) {
     if (lock_usable) {
         try {
-            std::string w = state.update(kLockWaitMs, [&](NodeState& s) { apply(s); return true; });
+            std::string w = state.update(kLockWaitMs, [&](NodeState& s) {
+                apply(s);
+                return true;
+            });
             if (!w.empty()) notes.push_back(w);
             return;
         } catch (const StateError& e) {
@@ -110,8 +115,8 @@ void keep_holding(const StateFile& state, bool lock_usable, const Holding& h, st
 // What the forked child reported, and how the child ended.
 struct Exchange {
     ExchangeMessage msg;
-    bool killed = false;         // at the deadline
-    std::string child_failure;   // killed at the deadline, crashed, ... ; empty when it answered
+    bool killed = false;        // at the deadline
+    std::string child_failure;  // killed at the deadline, crashed, ... ; empty when it answered
 };
 
 // What the child does: look the bind slots up (need_slots), then ask colocd unless `skip_call`
@@ -181,17 +186,21 @@ std::string failure_text(const Exchange& x, const PluginConfig& c, bool asked_sl
     if (!x.child_failure.empty()) {
         if (x.killed)
             return (asked_slots && x.msg.slots < 0 ? std::string("slurmctld did not answer the slot lookup")
-                                                    : "colocd at " + c.endpoint + " did not answer") +
+                                                   : "colocd at " + c.endpoint + " did not answer") +
                    " within " + std::to_string(c.timeout_ms) + " ms";
         return "no answer from colocd: the helper process " + x.child_failure;
     }
     switch (x.msg.error) {
-    case ExchangeError::Unavailable: return x.msg.message + " (deadline " + std::to_string(c.timeout_ms) + " ms)";
-    case ExchangeError::NotRunning:
-    case ExchangeError::Internal: return x.msg.message;
-    case ExchangeError::BadReply: return "colocd's reply is unusable: " + x.msg.message;
-    case ExchangeError::Refused:
-    case ExchangeError::None: break;
+        case ExchangeError::Unavailable:
+            return x.msg.message + " (deadline " + std::to_string(c.timeout_ms) + " ms)";
+        case ExchangeError::NotRunning:
+        case ExchangeError::Internal:
+            return x.msg.message;
+        case ExchangeError::BadReply:
+            return "colocd's reply is unusable: " + x.msg.message;
+        case ExchangeError::Refused:
+        case ExchangeError::None:
+            break;
     }
     return "colocd refused the request: " + x.msg.code + ": " + x.msg.message;
 }
@@ -216,8 +225,10 @@ Holding choose_here(const PluginConfig& config, const JobFacts& facts, const Sta
                 }
                 LocalChoice c = choose_local(s, config.gpus, config.slots_per_gpu, want);
                 local.gpus = c.gpus;
-                if (c.over_capacity) how = " (every GPU is full in " + state.data_path() + ": stale entries?)";
-                else if (c.fewer) how = " (fewer than the " + std::to_string(want) + " asked: no other GPU has a free slot)";
+                if (c.over_capacity)
+                    how = " (every GPU is full in " + state.data_path() + ": stale entries?)";
+                else if (c.fewer)
+                    how = " (fewer than the " + std::to_string(want) + " asked: no other GPU has a free slot)";
                 used = record(s, local);
                 return true;
             });
@@ -292,8 +303,10 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
         std::vector<proto::LocalPlacement> to_report;
         try {
             std::string warning = state.update(kLockWaitMs, [&](NodeState& s) {
-                if (const Holding* h = s.find(facts.job_id)) existing = *h;
-                else to_report = unreported(s);
+                if (const Holding* h = s.find(facts.job_id))
+                    existing = *h;
+                else
+                    to_report = unreported(s);
                 return false;
             });
             if (!warning.empty()) notes.push_back(warning);
@@ -321,8 +334,8 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
         req.job_nodes = facts.job_nodes;
         req.unreported = to_report;
 
-        Exchange x = run_exchange(config, facts, services, req, {bindish, endpoint_absent(config.endpoint), false},
-                                  deadline);
+        Exchange x =
+            run_exchange(config, facts, services, req, {bindish, endpoint_absent(config.endpoint), false}, deadline);
         const std::int64_t now = services.now();
 
         if (x.msg.skip) {
@@ -330,9 +343,11 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
             Holding none{facts.job_id, holding_mode::kNone, {}, 0, false, true, now};
             if (state_ok) {
                 try {
-                    state.update(kLockWaitMs, [&](NodeState& s) { record(s, none); return true; });
-                } catch (const StateError&) {
-                }
+                    state.update(kLockWaitMs, [&](NodeState& s) {
+                        record(s, none);
+                        return true;
+                    });
+                } catch (const StateError&) {}
             }
             log_once(services, who(facts), notes);
             return {};
@@ -370,13 +385,18 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
             notes.insert(notes.begin(), failure + "; keeping Slurm's GPUs " + proto::gpu_list(facts.slurm_gpus));
             Holding keep{facts.job_id,
                          config.mode == proto::GpuMode::Observe ? holding_mode::kObserve : holding_mode::kNarrow,
-                         facts.slurm_gpus, 0, true, false, now};
+                         facts.slurm_gpus,
+                         0,
+                         true,
+                         false,
+                         now};
             keep_holding(state, state_ok, keep, notes, [&](NodeState& s) { record(s, keep); });
         } else if (config.mode == proto::GpuMode::Observe || !bindish) {
             notes.insert(notes.begin(), failure);
         } else if (!config.bind_fallback_possible()) {
-            notes.insert(notes.begin(), failure + "; no GPU chosen (plugstack arguments gpus= and slots_per_gpu= "
-                                                  "are needed for a local choice)");
+            notes.insert(notes.begin(), failure +
+                                            "; no GPU chosen (plugstack arguments gpus= and slots_per_gpu= "
+                                            "are needed for a local choice)");
         } else {
             o = outcome_for(choose_here(config, facts, state, state_ok, x.msg, now, failure, notes), facts);
         }

@@ -48,28 +48,40 @@ ParsedArgs parse_plugin_args(const std::vector<std::string>& args) {
         const std::string value = arg.substr(eq + 1);
         std::string why;
         if (key == "endpoint") {
-            if (value.rfind("ipc://", 0) == 0 && value.size() > 6 && value.size() <= 107 + 6) c.endpoint = value;
-            else if (value.rfind("tcp://", 0) == 0 && value.size() > 6) c.endpoint = value;
-            else why = "expected ipc://PATH or tcp://HOST:PORT";
+            if (value.rfind("ipc://", 0) == 0 && value.size() > 6 && value.size() <= 107 + 6)
+                c.endpoint = value;
+            else if (value.rfind("tcp://", 0) == 0 && value.size() > 6)
+                c.endpoint = value;
+            else
+                why = "expected ipc://PATH or tcp://HOST:PORT";
         } else if (key == "timeout_ms") {
             parse_int(value, 1, kMaxTimeoutMs, c.timeout_ms, why);
         } else if (key == "mode") {
-            if (value == proto::kAutoMode) c.mode.reset();
-            else if (const auto mode = proto::parse_mode(value)) c.mode = mode;
-            else why = "expected auto, bind, narrow or observe";
+            if (value == proto::kAutoMode)
+                c.mode.reset();
+            else if (const auto mode = proto::parse_mode(value))
+                c.mode = mode;
+            else
+                why = "expected auto, bind, narrow or observe";
         } else if (key == "gpus") {
             parse_int(value, 0, kMaxGpus, c.gpus, why);
         } else if (key == "slots_per_gpu") {
             parse_int(value, 0, kMaxSlotsPerGpu, c.slots_per_gpu, why);
         } else if (key == "state_dir") {
-            if (!value.empty() && value[0] == '/' && value.size() < 200) c.state_dir = value;
-            else why = "expected an absolute path";
+            if (!value.empty() && value[0] == '/' && value.size() < 200)
+                c.state_dir = value;
+            else
+                why = "expected an absolute path";
         } else if (key == "munge_socket") {
-            if (!value.empty() && value[0] == '/') c.munge_socket = value;
-            else why = "expected an absolute path";
+            if (!value.empty() && value[0] == '/')
+                c.munge_socket = value;
+            else
+                why = "expected an absolute path";
         } else if (key == "slot_gres") {
-            if (valid_gres_name(value)) c.slot_gres = value;
-            else why = "expected a GRES name";
+            if (valid_gres_name(value))
+                c.slot_gres = value;
+            else
+                why = "expected a GRES name";
         } else {
             why = "unknown argument";
         }

@@ -14,13 +14,13 @@ namespace coloc::spank {
 
 struct PluginConfig {
     std::string endpoint = "ipc:///run/coloc/colocd.sock";
-    int timeout_ms = 250;         // one hard deadline for the whole place exchange
-    std::optional<proto::GpuMode> mode;  // nullopt: auto, colocd decides
-    int gpus = 0;                 // this node's GPUs; 0 = no bind fallback possible
-    int slots_per_gpu = 0;        // jobs that may share one GPU; 0 = no bind fallback possible
+    int timeout_ms = 250;                       // one hard deadline for the whole place exchange
+    std::optional<proto::GpuMode> mode;         // nullopt: auto, colocd decides
+    int gpus = 0;                               // this node's GPUs; 0 = no bind fallback possible
+    int slots_per_gpu = 0;                      // jobs that may share one GPU; 0 = no bind fallback possible
     std::string state_dir = "/run/coloc-node";  // root's; colocd's /run/coloc may belong to its user
-    std::string munge_socket;     // empty = munge's own default
-    std::string slot_gres = "gpuslot";  // the count-only GRES whose count is the bind slots
+    std::string munge_socket;                   // empty = munge's own default
+    std::string slot_gres = "gpuslot";          // the count-only GRES whose count is the bind slots
 
     bool bind_fallback_possible() const { return gpus > 0 && slots_per_gpu > 0; }
 };

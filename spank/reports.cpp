@@ -36,8 +36,7 @@ void report_started(const PluginConfig& config, const JobFacts& facts, const Out
             }
         });
         if (!why.empty()) log_once(services, subject, {"started report not sent: " + why});
-    } catch (...) {
-    }
+    } catch (...) {}
 }
 
 void report_ended(const PluginConfig& config, std::int64_t job_id, const std::string& node,
@@ -58,7 +57,8 @@ void report_ended(const PluginConfig& config, std::int64_t job_id, const std::st
                     own = true;
                 }
                 for (const Holding& h : s.holdings)
-                    if (!h.active() && to_send.size() < kMaxPerEpilog && !(own && h.job_id == job_id && h.ended == to_send[0].ended))
+                    if (!h.active() && to_send.size() < kMaxPerEpilog &&
+                        !(own && h.job_id == job_id && h.ended == to_send[0].ended))
                         to_send.push_back(h);
                 return had;
             });
@@ -74,7 +74,8 @@ void report_ended(const PluginConfig& config, std::int64_t job_id, const std::st
             } catch (const StateError& n) {
                 kept = std::string("lost: ") + n.what();
             }
-            log_once(services, subject, {std::string("ended: node-local state unusable: ") + e.what() + "; the end " + kept});
+            log_once(services, subject,
+                     {std::string("ended: node-local state unusable: ") + e.what() + "; the end " + kept});
             return;
         }
         if (to_send.empty()) return;
@@ -97,8 +98,7 @@ void report_ended(const PluginConfig& config, std::int64_t job_id, const std::st
                     const Holding& h = to_send[i];
                     try {
                         // colocd adopts a placement it never heard of from a `started` without a decision.
-                        if (!h.reported)
-                            send(proto::StartedReport{h.job_id, -1, node, 0, h.gpus, h.since}.to_json());
+                        if (!h.reported) send(proto::StartedReport{h.job_id, -1, node, 0, h.gpus, h.since}.to_json());
                         send(proto::EndedReport{h.job_id, node, h.exit_status, h.elapsed_s, h.ended}.to_json());
                     } catch (const std::exception& e) {
                         emit("stop " + std::string(e.what()));

@@ -10,10 +10,10 @@ extern "C" {
 }
 
 #include "proto/client.hpp"
+#include "slurm/job_slots.hpp"
 #include "spank/job_env.hpp"
 #include "spank/placement.hpp"
 #include "spank/plugin_args.hpp"
-#include "slurm/job_slots.hpp"
 #include "spank/spank_api.hpp"
 #include "spank/user_options.hpp"
 
@@ -95,13 +95,11 @@ int guarded(const char* callback, F&& fn) {
     } catch (const std::exception& e) {
         try {
             log_line(std::string(callback) + ": " + e.what());
-        } catch (...) {
-        }
+        } catch (...) {}
     } catch (...) {
         try {
             log_line(std::string(callback) + ": unexpected failure");
-        } catch (...) {
-        }
+        } catch (...) {}
     }
     return 0;
 }

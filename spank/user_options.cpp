@@ -24,9 +24,12 @@ std::string set_profile(UserOptions& options, const char* value) {
 
 std::string set_switch(UserOptions& options, const char* value) {
     std::string v = value ? value : "";
-    if (v == "on") options.off = false;
-    else if (v == "off") options.off = true;
-    else return "--coloc expects on or off, not '" + v + "'";
+    if (v == "on")
+        options.off = false;
+    else if (v == "off")
+        options.off = true;
+    else
+        return "--coloc expects on or off, not '" + v + "'";
     return {};
 }
 

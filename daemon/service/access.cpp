@@ -1,8 +1,8 @@
 #include "daemon/service/access.hpp"
 
+#include <pwd.h>
 #include <algorithm>
 #include <charconv>
-#include <pwd.h>
 #include <stdexcept>
 
 #include "proto/errors.hpp"
@@ -58,18 +58,24 @@ bool Access::may_report(uid_t uid) const { return uid == 0 || uid == slurm_uid_;
 
 const char* to_string(Role role) {
     switch (role) {
-    case Role::User: return "user";
-    case Role::Reporter: return "reporter";
-    case Role::Admin: return "admin";
+        case Role::User:
+            return "user";
+        case Role::Reporter:
+            return "reporter";
+        case Role::Admin:
+            return "admin";
     }
     return "?";
 }
 
 bool Access::has(Role role, uid_t uid) const {
     switch (role) {
-    case Role::User: return true;
-    case Role::Reporter: return may_report(uid);
-    case Role::Admin: return is_admin(uid);
+        case Role::User:
+            return true;
+        case Role::Reporter:
+            return may_report(uid);
+        case Role::Admin:
+            return is_admin(uid);
     }
     return false;
 }

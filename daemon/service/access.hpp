@@ -2,10 +2,10 @@
 // everything; every other user reads only their own jobs.
 #pragma once
 
+#include <sys/types.h>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
-#include <sys/types.h>
 #include <vector>
 
 namespace coloc::daemon {

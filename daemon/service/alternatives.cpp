@@ -69,9 +69,8 @@ void AlternativesWriter::where(std::string_view node, const std::vector<int>& gp
 
 void AlternativesWriter::neighbour(std::int64_t job_id, const char* shares, double before, double after) {
     std::size_t at = 0;
-    while (at < effects_.size() &&
-           !(effects_[at].job_id == job_id && std::strcmp(effects_[at].shares, shares) == 0 &&
-             effects_[at].before == before && effects_[at].after == after))
+    while (at < effects_.size() && !(effects_[at].job_id == job_id && std::strcmp(effects_[at].shares, shares) == 0 &&
+                                     effects_[at].before == before && effects_[at].after == after))
         ++at;
     if (at == effects_.size()) effects_.push_back({job_id, shares, before, after});
     candidates_.back().neighbours.push_back(at);

@@ -34,7 +34,7 @@ private:
     };
     struct Pending {
         double job_slowdown, harm, loss;
-        std::string where;               // JSON objects, comma-separated
+        std::string where;                    // JSON objects, comma-separated
         std::vector<std::size_t> neighbours;  // positions in effects_
     };
     std::vector<Effect> effects_;

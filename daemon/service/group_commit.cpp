@@ -70,8 +70,8 @@ std::size_t Service::store_before_stop() {
         log_info("stopping: the backlog of history writes is stored");
         return 0;
     }
-    log_error("stopping with " + std::to_string(backlog.size()) +
-              " history records that could not be stored (" + backlog.last_error() +
+    log_error("stopping with " + std::to_string(backlog.size()) + " history records that could not be stored (" +
+              backlog.last_error() +
               "): they are lost; running jobs among them are adopted from Slurm at the next start "
               "when reconciliation is on");
     return backlog.size();

@@ -65,8 +65,9 @@ std::optional<json> Service::earlier_decision(const Placing& p) {
     for (const PlacementRow& row : store_.placements_of(p.r.job_id))
         if (row.node == p.r.node) {
             ++counters_.reused;
-            proto::PlaceReply reply{row.decision, proto::parse_mode(row.mode).value_or(GpuMode::Narrow), row.gpus,
-                                    row.predicted_slowdown, true, ""};
+            proto::PlaceReply reply{row.decision, proto::parse_mode(row.mode).value_or(GpuMode::Narrow),
+                                    row.gpus,     row.predicted_slowdown,
+                                    true,         ""};
             return reply.to_json();
         }
     return std::nullopt;
@@ -157,8 +158,8 @@ json Service::record_on_node(const Placing& p, const NodeChoice& choice) {
     occupy(r.job_id, r.profile, p.node, gpus, /*enforce_slots=*/p.mode == GpuMode::Bind, now);
     ++counters_.placements;
     metrics_.predicted_slowdown.observe(row.predicted_slowdown);
-    log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" +
-             row.mode + ", decision " + std::to_string(row.decision) + ", predicted slowdown " +
+    log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" + row.mode +
+             ", decision " + std::to_string(row.decision) + ", predicted slowdown " +
              std::to_string(row.predicted_slowdown) + ")");
     proto::PlaceReply reply{row.decision, p.mode, gpus, row.predicted_slowdown, false, ""};
     return reply.to_json();

@@ -38,14 +38,15 @@ json Service::on_observe(const proto::Request& req, const proto::Identity& who) 
     auto job = store_.job(job_id);
     if (!job) throw ProtoError(code::kNotFound, "job " + std::to_string(job_id) + " is not known to colocd");
     if (!access_.may_report(who.uid) && job->uid != static_cast<std::int64_t>(who.uid))
-        throw ProtoError(code::kForbidden, "uid " + std::to_string(who.uid) + " may not report for job " +
-                                               std::to_string(job_id));
+        throw ProtoError(code::kForbidden,
+                         "uid " + std::to_string(who.uid) + " may not report for job " + std::to_string(job_id));
     const place::RunningJob* running = cluster_.find(static_cast<place::JobId>(job_id));
     if (!running) throw ProtoError(code::kNotFound, "job " + std::to_string(job_id) + " is not running");
     std::vector<model::Neighbour> neighbours;
     cluster_.neighbours_of(*running, neighbours);
     json listed = json::array();
-    for (const auto& n : neighbours) listed.push_back({{"profile", n.profile->name}, {"where", model::to_string(n.where)}});
+    for (const auto& n : neighbours)
+        listed.push_back({{"profile", n.profile->name}, {"where", model::to_string(n.where)}});
     const double solo = running->profile->iter_time_s;
     const double measured = std::max(1.0, iter_time / solo);
     const double predicted = model_->slowdown(*running->profile, neighbours);
@@ -65,7 +66,8 @@ json Service::on_observe(const proto::Request& req, const proto::Identity& who) 
     }
     ++counters_.observations;
     metrics_.observed_slowdown.observe(measured);
-    return {{"measured_slowdown", measured}, {"predicted_before", predicted},
+    return {{"measured_slowdown", measured},
+            {"predicted_before", predicted},
             {"predicted_now", model_->slowdown(*running->profile, neighbours)}};
 }
 

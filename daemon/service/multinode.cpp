@@ -77,8 +77,8 @@ std::optional<json> Service::place_whole_narrow_job(const Placing& p) {
     std::size_t count = 0;
     for (const auto& [name, gpus] : answer.gpus->nodes) {
         const int n = cfg_.topology.node_index(name);
-        if (n < 0 || std::find(request->allowed_nodes.begin(), request->allowed_nodes.end(), n) ==
-                         request->allowed_nodes.end())
+        if (n < 0 ||
+            std::find(request->allowed_nodes.begin(), request->allowed_nodes.end(), n) == request->allowed_nodes.end())
             return node_by_node("slurmctld places it on " + name + ", which its step's node list does not name");
         const int exist = cfg_.topology.type_of(n).gpus;
         for (int g : gpus)
@@ -92,8 +92,8 @@ std::optional<json> Service::place_whole_narrow_job(const Placing& p) {
                                 std::to_string(gpus.size()) + " on " + name);
         count = gpus.size();
         if (name == r.node && gpus != step_gpus)
-            return node_by_node("the step on " + name + " holds GPUs " + proto::gpu_list(r.slurm_gpus) +
-                                ", the job " + proto::gpu_list(gpus));
+            return node_by_node("the step on " + name + " holds GPUs " + proto::gpu_list(r.slurm_gpus) + ", the job " +
+                                proto::gpu_list(gpus));
         request->allowed_gpus_per_node.emplace_back(n, gpus);
     }
     if (static_cast<int>(request->allowed_gpus_per_node.size()) != request->nodes)
@@ -115,8 +115,8 @@ std::optional<json> Service::place_whole_narrow_job(const Placing& p) {
 }
 
 std::optional<json> Service::record_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
-                               const place::JobRequest& request, const place::Candidate& chosen, GpuMode mode,
-                               const std::string& note, std::int64_t now) {
+                                              const place::JobRequest& request, const place::Candidate& chosen,
+                                              GpuMode mode, const std::string& note, std::int64_t now) {
     const JobRow job = placed_job_row(r, now);
     AlternativesWriter writer;
     write_candidate(writer, chosen);

@@ -58,7 +58,8 @@ json Service::on_nodes(const proto::Request&, const proto::Identity&) {
         json gpus = json::array();
         for (int g = 0; g < t.gpus; ++g) gpus.push_back({{"gpu", g}, {"jobs", cluster_.jobs_on_gpu(node, g)}});
         std::string mode = to_string(cfg_.default_mode);
-        if (auto it = cfg_.node_modes.find(topo.nodes()[n].name); it != cfg_.node_modes.end()) mode = to_string(it->second);
+        if (auto it = cfg_.node_modes.find(topo.nodes()[n].name); it != cfg_.node_modes.end())
+            mode = to_string(it->second);
         nodes.push_back({{"node", topo.nodes()[n].name},
                          {"type", t.name},
                          {"link", topo.nodes()[n].link >= 0 ? topo.link_names()[topo.nodes()[n].link] : ""},
@@ -140,16 +141,24 @@ json Service::on_explain(const proto::Request& req, const proto::Identity& who) 
     json decisions = json::array();
     for (const PlacementRow& p : store_.placements_of(job_id)) {
         json alternatives = explain_candidates(p.alternatives);
-        decisions.push_back({{"decision", p.decision}, {"node", p.node}, {"mode", p.mode}, {"gpus", p.gpus},
-                             {"predicted_slowdown", p.predicted_slowdown}, {"source", p.source},
-                             {"model", model_->name()}, {"profiles", catalogue_.size()},
-                             {"candidates", alternatives}, {"steering", steering_advice_of(p.decision)}});
+        decisions.push_back({{"decision", p.decision},
+                             {"node", p.node},
+                             {"mode", p.mode},
+                             {"gpus", p.gpus},
+                             {"predicted_slowdown", p.predicted_slowdown},
+                             {"source", p.source},
+                             {"model", model_->name()},
+                             {"profiles", catalogue_.size()},
+                             {"candidates", alternatives},
+                             {"steering", steering_advice_of(p.decision)}});
     }
     return {{"explain", decisions}};
 }
 
 // Prometheus text: totals only, so every authenticated user may read them.
-json Service::on_metrics(const proto::Request&, const proto::Identity&) { return {{"metrics", render_metrics(metrics())}}; }
+json Service::on_metrics(const proto::Request&, const proto::Identity&) {
+    return {{"metrics", render_metrics(metrics())}};
+}
 
 MetricsSnapshot Service::metrics() const {
     MetricsSnapshot m = metrics_;

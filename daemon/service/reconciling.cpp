@@ -11,8 +11,9 @@
 namespace coloc::daemon {
 
 void Service::tick() {
-    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch()).count();
+    const auto now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
     std::optional<SlurmAnswer> answer = reconciler_.poll(now_ms);
     if (!answer) return;
     if (!answer->ok) {
@@ -43,7 +44,8 @@ Service::ReconcileSummary Service::reconcile(const SlurmSnapshot& slurm) {
     for (const CloseAction& c : plan.close) {
         store_.record_closed_by_colocd(c.job_id, c.node, c.time, c.exit_status, c.job_done, kEndedWhileAway);
         if (int node = cfg_.topology.node_index(c.node); node >= 0) release(c.job_id, node);
-        log_info("job " + std::to_string(c.job_id) + " on " + c.node + ": " + kEndedWhileAway + " (closed from Slurm's records)");
+        log_info("job " + std::to_string(c.job_id) + " on " + c.node + ": " + kEndedWhileAway +
+                 " (closed from Slurm's records)");
     }
     for (const AdoptAction& a : plan.adopt) {
         const int node = cfg_.topology.node_index(a.where.node);
@@ -57,8 +59,10 @@ Service::ReconcileSummary Service::reconcile(const SlurmSnapshot& slurm) {
         job.state = "running";
         job.start = a.since;
         GpuMode mode = cfg_.default_mode;
-        if (auto it = cfg_.node_modes.find(a.where.node); it != cfg_.node_modes.end()) mode = it->second;
-        else if (auto p = cfg_.partition_modes.find(a.partition); p != cfg_.partition_modes.end()) mode = p->second;
+        if (auto it = cfg_.node_modes.find(a.where.node); it != cfg_.node_modes.end())
+            mode = it->second;
+        else if (auto p = cfg_.partition_modes.find(a.partition); p != cfg_.partition_modes.end())
+            mode = p->second;
         PlacementRow row;
         row.job_id = a.job_id;
         row.node = a.where.node;

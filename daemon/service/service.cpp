@@ -78,7 +78,6 @@ Service::Service(Config config, JobGpusLookup::Query job_gpus)
     recover_running_jobs();
 }
 
-
 Service::~Service() = default;
 
 std::string Service::handle(std::string_view bytes) { return handle_round({bytes}).front(); }

@@ -13,12 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "daemon/service/access.hpp"
-#include "daemon/service/alternatives.hpp"
 #include "daemon/config.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/reconcile_runner.hpp"
-#include "slurm/job_gpus.hpp"
+#include "daemon/service/access.hpp"
+#include "daemon/service/alternatives.hpp"
 #include "daemon/steering/node_writer.hpp"
 #include "daemon/steering/steering.hpp"
 #include "daemon/store/store.hpp"
@@ -32,6 +31,7 @@
 #include "proto/errors.hpp"
 #include "proto/messages.hpp"
 #include "proto/ops.hpp"
+#include "slurm/job_gpus.hpp"
 
 namespace coloc::daemon {
 
@@ -81,7 +81,7 @@ public:
         std::int64_t time = 0;        // epoch seconds of Slurm's answer, 0 = never
         std::int64_t slurm_jobs = 0;  // jobs slurmctld listed
         std::int64_t closed = 0, adopted = 0;
-        std::string error;            // the last query's failure, empty when it worked
+        std::string error;  // the last query's failure, empty when it worked
     };
     ReconcileSummary reconcile(const SlurmSnapshot& slurm);
     const ReconcileSummary& last_reconcile() const { return last_reconcile_; }
@@ -104,7 +104,7 @@ public:
     using Handler = proto::json (Service::*)(const proto::Request&, const proto::Identity&);
     struct Route {
         proto::Op op;
-        Role role;                          // who may send it
+        Role role;  // who may send it
         Handler handler;
         const char* action = "";            // what a refused sender "may not" do
         const char* admin_field = nullptr;  // a request naming it needs an admin (steering's switch)
@@ -172,12 +172,11 @@ private:
     std::optional<proto::json> place_whole_narrow_job(const Placing& p);
     // The request over all the job's nodes, or nullopt when it is to be placed node by node (part
     // of it placed already, a node colocd does not describe, one node only).
-    std::optional<place::JobRequest> whole_job_request(const proto::PlaceRequest& r,
-                                                       const model::JobProfile& profile);
+    std::optional<place::JobRequest> whole_job_request(const proto::PlaceRequest& r, const model::JobProfile& profile);
     // Stores and applies a whole-job decision; the asking node's reply.
     std::optional<proto::json> record_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
-                                 const place::JobRequest& request, const place::Candidate& chosen, GpuMode mode,
-                                 const std::string& note, std::int64_t now);
+                                                const place::JobRequest& request, const place::Candidate& chosen,
+                                                GpuMode mode, const std::string& note, std::int64_t now);
 
     // Queries (daemon/service/queries.cpp): what colocctl reads.
     proto::json on_status(const proto::Request&, const proto::Identity&);

@@ -56,8 +56,11 @@ json Service::steering_json() const {
         if (!a) continue;
         nodes.push_back({{"node", topo.nodes()[n].name}, {"extra_weight", a->extra_weight}, {"features", a->features}});
     }
-    json out = {{"enabled", steering_.enabled()}, {"interval_s", steering_.config().interval_s},
-                {"rounds", steering_.rounds()}, {"updates", steering_.updates()}, {"nodes", nodes}};
+    json out = {{"enabled", steering_.enabled()},
+                {"interval_s", steering_.config().interval_s},
+                {"rounds", steering_.rounds()},
+                {"updates", steering_.updates()},
+                {"nodes", nodes}};
     if (node_writer_) {
         const auto st = node_writer_->status();
         out["slurm_updates_sent"] = st.sent;

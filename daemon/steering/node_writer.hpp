@@ -45,9 +45,9 @@ public:
     bool flush(int timeout_ms);
 
     struct Status {
-        std::int64_t sent = 0;      // node updates Slurm accepted
+        std::int64_t sent = 0;  // node updates Slurm accepted
         std::int64_t failed = 0;
-        std::string last_error;     // empty when the last update went through
+        std::string last_error;                          // empty when the last update went through
         std::map<std::string, SlurmNodeSettings> admin;  // what colocd gives back, per node
     };
     Status status() const;
@@ -63,7 +63,7 @@ private:
     bool stop_ = false;
     Status status_;
     std::map<std::string, SlurmNodeSettings> last_set_;  // what colocd last set, per node
-    std::thread worker_;  // last: starts once the rest is ready
+    std::thread worker_;                                 // last: starts once the rest is ready
 };
 
 }  // namespace coloc::daemon

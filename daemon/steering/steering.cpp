@@ -20,8 +20,8 @@ model::JobProfile builtin_probe(const std::string& feature) {
         p.host_pressure = 0.2;
         p.comm_bytes = 2e9;
         p.comm_fraction = 0.35;
-        for (const char* k : {"gpus", "nodes", "iter_time_s", "sm_util", "mem_bw_util", "host_pressure", "comm_bytes",
-                              "comm_fraction"})
+        for (const char* k :
+             {"gpus", "nodes", "iter_time_s", "sm_util", "mem_bw_util", "host_pressure", "comm_bytes", "comm_fraction"})
             p.known[k] = true;
     } else if (feature == "coloc_quietgpu") {
         // One GPU, compute and memory-bandwidth bound: what suffers most from a shared GPU.
@@ -34,8 +34,8 @@ model::JobProfile builtin_probe(const std::string& feature) {
     return p;
 }
 
-double probe_loss(const place::ClusterState& state, const place::Policy& policy,
-                  const model::InterferenceModel& model, const model::JobProfile& probe, int node) {
+double probe_loss(const place::ClusterState& state, const place::Policy& policy, const model::InterferenceModel& model,
+                  const model::JobProfile& probe, int node) {
     const int gpus = std::min(std::max(probe.gpus, 1), state.topology().type_of(node).gpus);
     if (gpus < 1) return std::numeric_limits<double>::infinity();
     // Alone on a node (and, for a multi-node probe, on a link without multi-node traffic) a job
@@ -95,8 +95,9 @@ Steering::Steering(SteeringConfig cfg, const model::ProfileCatalogue& catalogue,
             continue;
         }
         const model::JobProfile* p = catalogue.find(c.profile);
-        if (!p) throw std::invalid_argument("steering class " + c.feature + ": profile '" + c.profile +
-                                            "' is not in the profile catalogue");
+        if (!p)
+            throw std::invalid_argument("steering class " + c.feature + ": profile '" + c.profile +
+                                        "' is not in the profile catalogue");
         class_probes_.push_back(p);
     }
     if (cfg_.weight_profile.empty()) {

@@ -45,8 +45,8 @@ model::JobProfile builtin_probe(const std::string& feature);
 // Predicted loss of throughput per GPU of `probe` placed on `node` by `policy` (its own slowdown
 // plus the harm to the node's jobs; a multi-node probe also counts the jobs on the node's link);
 // +infinity when it does not fit there.
-double probe_loss(const place::ClusterState& state, const place::Policy& policy,
-                  const model::InterferenceModel& model, const model::JobProfile& probe, int node);
+double probe_loss(const place::ClusterState& state, const place::Policy& policy, const model::InterferenceModel& model,
+                  const model::JobProfile& probe, int node);
 
 // Advice for one node from its probes' losses (`class_losses` in the order of cfg.classes),
 // damped against what was applied last (`last`, nullopt = nothing applied yet).
@@ -96,8 +96,8 @@ private:
         int weight_change;
         NodeAdvice advice;
     };
-    int cursor_ = -1;               // the next node of the round under way; -1 = none
-    std::vector<Change> pending_;   // what the round under way would change
+    int cursor_ = -1;              // the next node of the round under way; -1 = none
+    std::vector<Change> pending_;  // what the round under way would change
     std::int64_t rounds_ = 0;
     std::int64_t updates_ = 0;
 };

@@ -64,8 +64,10 @@ std::int64_t StoreBacklog::drained(std::int64_t now_s) {
 void StoreBacklog::overlay_job(std::int64_t job_id, std::optional<JobRow>& row) const {
     for (const Entry& e : entries_) {
         if (const auto* w = as<PlacementWrite>(e); w && w->job.job_id == job_id) {
-            if (!row) row = w->job;
-            else if (row->state != "ended") row->state = w->job.state;
+            if (!row)
+                row = w->job;
+            else if (row->state != "ended")
+                row->state = w->job.state;
         } else if (const auto* s = as<StartedWrite>(e); s && s->job_id == job_id && row) {
             if (!row->start) row->start = s->time;
             if (row->state == "placed") row->state = "running";
@@ -75,8 +77,8 @@ void StoreBacklog::overlay_job(std::int64_t job_id, std::optional<JobRow>& row) 
             row->elapsed_s = d->elapsed_s;
             row->state = "ended";
             row->end_reason.reset();
-        } else if (const auto* c = as<ClosedWrite>(e); c && c->job_id == job_id && row && c->job_done &&
-                                                        row->state != "ended") {
+        } else if (const auto* c = as<ClosedWrite>(e);
+                   c && c->job_id == job_id && row && c->job_done && row->state != "ended") {
             if (!row->end) row->end = c->time;
             if (!row->exit_status) row->exit_status = c->exit_status;
             row->state = "ended";

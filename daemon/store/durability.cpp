@@ -57,8 +57,8 @@ void Store::became_unwritable(const std::string& why) {
         }
     }
     if (backlog_.writable())
-        log_error("database " + std::string(sqlite3_db_filename(db_->handle(), "main")) +
-                  " cannot be written: " + why + "; placing from memory and queueing the history's writes");
+        log_error("database " + std::string(sqlite3_db_filename(db_->handle(), "main")) + " cannot be written: " + why +
+                  "; placing from memory and queueing the history's writes");
     backlog_.failed(why, now_s(), steady_ms());
     // The round's earlier writes were rolled back with it: they go first, in their order.
     for (StoreWrite& w : round_writes_) backlog_.push(std::move(w), now_s());
@@ -100,8 +100,7 @@ void Store::abandon_round() {
     if (db_->in_transaction()) {
         try {
             db_->exec("ROLLBACK");
-        } catch (const StoreError&) {
-        }
+        } catch (const StoreError&) {}
     }
 }
 
@@ -135,8 +134,7 @@ std::size_t Store::store_backlog(int budget_ms) {
     if (backlog_.empty() && !backlog_.writable()) {
         const std::int64_t took = backlog_.drained(now_s());
         log_info("database writable again: " + std::to_string(backlog_.written_late()) +
-                 " queued records written in all, the last of them after " + std::to_string(took) +
-                 " s unwritable");
+                 " queued records written in all, the last of them after " + std::to_string(took) + " s unwritable");
     }
     return stored;
 }

@@ -16,7 +16,7 @@ struct JobRow {
     std::optional<std::int64_t> start, end;
     std::optional<int> exit_status;
     std::optional<double> elapsed_s;
-    std::string state = "placed";  // placed | running | ended | lost
+    std::string state = "placed";           // placed | running | ended | lost
     std::optional<std::string> end_reason;  // why colocd closed it itself (reconciliation); none = reported
 };
 
@@ -27,7 +27,8 @@ struct PlacementRow {
     std::string mode;
     std::vector<int> gpus;
     double predicted_slowdown = 1.0;
-    std::string source = "colocd";  // colocd | fallback (the plugin chose while colocd was away) | reconciled (adopted from Slurm)
+    std::string source =
+        "colocd";  // colocd | fallback (the plugin chose while colocd was away) | reconciled (adopted from Slurm)
     std::int64_t created = 0;
     std::optional<std::int64_t> ended;
     std::string alternatives = "[]";  // JSON: the ranked candidates, for explain

@@ -31,7 +31,8 @@ bool StoreError::write_trouble() const {
 }
 
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
-    int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+    int rc =
+        sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
     if (rc != SQLITE_OK)
         throw StoreError("cannot prepare '" + std::string(sql.substr(0, 60)) + "': " + sqlite3_errmsg(db), rc);
 }
@@ -53,8 +54,8 @@ Statement& Statement::operator=(Statement&& o) noexcept {
 
 void Statement::check(int rc, const char* what) const {
     if (rc != SQLITE_OK)
-        throw StoreError(std::string(what) + " failed for '" + sql_head(sqlite3_sql(stmt_)) +
-                         "': " + sqlite3_errmsg(db_), rc);
+        throw StoreError(
+            std::string(what) + " failed for '" + sql_head(sqlite3_sql(stmt_)) + "': " + sqlite3_errmsg(db_), rc);
 }
 
 Statement& Statement::reset() {
@@ -93,8 +94,7 @@ bool Statement::step() {
 }
 
 void Statement::run() {
-    while (step()) {
-    }
+    while (step()) {}
 }
 
 std::string Statement::text(int col) const {
@@ -104,7 +104,8 @@ std::string Statement::text(int col) const {
 }
 
 Database::Database(const std::string& path) {
-    int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    int rc =
+        sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
         std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
         if (db_) sqlite3_close(db_);

@@ -2,8 +2,8 @@
 // Every failure throws StoreError naming the statement and SQLite's reason.
 #pragma once
 
-#include <cstdint>
 #include <sqlite3.h>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>

@@ -134,16 +134,16 @@ constexpr const char* kEndJobByColocd = R"(
 UPDATE jobs SET end = COALESCE(end, ?2), exit_status = COALESCE(exit_status, ?3), state = 'ended', end_reason = ?4
 WHERE job_id = ?1 AND state != 'ended')";
 constexpr const char* kJobColumns =
-    "job_id, uid, user, job_name, partition, profile, first_seen, start, end, exit_status, elapsed_s, state, end_reason";
+    "job_id, uid, user, job_name, partition, profile, first_seen, start, end, exit_status, elapsed_s, state, "
+    "end_reason";
 constexpr const char* kPlacementColumns =
     "decision, job_id, node, mode, gpus, predicted_slowdown, source, created, ended, alternatives";
 }  // namespace sql
 
 struct Store::Statements {
-    Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement,
-        end_job, end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements,
-        colocations_of, count_jobs, save_params, load_params, insert_observation, count_observations,
-        insert_advice, select_advice;
+    Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement, end_job,
+        end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements, colocations_of, count_jobs,
+        save_params, load_params, insert_observation, count_observations, insert_advice, select_advice;
 
     explicit Statements(sqlite3* db)
         : upsert_job(db, sql::kUpsertJob),
@@ -163,10 +163,12 @@ struct Store::Statements {
                                   " FROM placements WHERE ended IS NULL ORDER BY decision"),
           colocations_of(db, sql::kColocationsOf),
           count_jobs(db, "SELECT count(*) FROM jobs"),
-          save_params(db, "INSERT INTO model_params (name, params, updated) VALUES (?1, ?2, ?3) "
-                          "ON CONFLICT (name) DO UPDATE SET params = excluded.params, updated = excluded.updated"),
+          save_params(db,
+                      "INSERT INTO model_params (name, params, updated) VALUES (?1, ?2, ?3) "
+                      "ON CONFLICT (name) DO UPDATE SET params = excluded.params, updated = excluded.updated"),
           load_params(db, "SELECT params FROM model_params WHERE name = ?1"),
-          insert_observation(db, "INSERT INTO observations (job_id, time, iter_time_s, neighbours) VALUES (?1, ?2, ?3, ?4)"),
+          insert_observation(
+              db, "INSERT INTO observations (job_id, time, iter_time_s, neighbours) VALUES (?1, ?2, ?3, ?4)"),
           count_observations(db, "SELECT count(*) FROM observations"),
           insert_advice(db, sql::kInsertAdvice),
           select_advice(db, "SELECT advice FROM steering_advice WHERE decision = ?1") {}
@@ -300,24 +302,45 @@ void Store::apply(const StoreWrite& write) {
         const JobRow& job = w->job;
         const PlacementRow& placement = w->placement;
         st_->upsert_job.reset()
-            .bind(1, job.job_id).bind(2, job.uid).bind(3, job.user).bind(4, job.job_name)
-            .bind(5, job.partition).bind(6, job.profile).bind(7, job.first_seen).bind(8, job.state)
+            .bind(1, job.job_id)
+            .bind(2, job.uid)
+            .bind(3, job.user)
+            .bind(4, job.job_name)
+            .bind(5, job.partition)
+            .bind(6, job.profile)
+            .bind(7, job.first_seen)
+            .bind(8, job.state)
             .run();
         st_->insert_placement.reset()
-            .bind(1, placement.job_id).bind(2, placement.node).bind(3, placement.mode)
-            .bind(4, gpus_text(placement.gpus)).bind(5, placement.predicted_slowdown).bind(6, placement.source)
-            .bind(7, placement.created).bind(8, placement.alternatives).bind(9, placement.decision)
+            .bind(1, placement.job_id)
+            .bind(2, placement.node)
+            .bind(3, placement.mode)
+            .bind(4, gpus_text(placement.gpus))
+            .bind(5, placement.predicted_slowdown)
+            .bind(6, placement.source)
+            .bind(7, placement.created)
+            .bind(8, placement.alternatives)
+            .bind(9, placement.decision)
             .run();
         for (const auto& c : w->opened)
             st_->insert_colocation.reset()
-                .bind(1, c.job_a).bind(2, c.job_b).bind(3, c.node).bind(4, c.sharing).bind(5, c.start)
+                .bind(1, c.job_a)
+                .bind(2, c.job_b)
+                .bind(3, c.node)
+                .bind(4, c.sharing)
+                .bind(5, c.start)
                 .run();
     } else if (const auto* s = std::get_if<StartedWrite>(&write)) {
         st_->mark_started.reset().bind(1, s->job_id).bind(2, s->time).run();
     } else if (const auto* e = std::get_if<EndedWrite>(&write)) {
         st_->close_placement.reset().bind(1, e->job_id).bind(2, e->node).bind(3, e->time).run();
         if (e->job_done)
-            st_->end_job.reset().bind(1, e->job_id).bind(2, e->time).bind(3, e->exit_status).bind(4, e->elapsed_s).run();
+            st_->end_job.reset()
+                .bind(1, e->job_id)
+                .bind(2, e->time)
+                .bind(3, e->exit_status)
+                .bind(4, e->elapsed_s)
+                .run();
     } else if (const auto* c = std::get_if<ClosedWrite>(&write)) {
         st_->close_placement.reset().bind(1, c->job_id).bind(2, c->node).bind(3, c->time).run();
         if (c->job_done) {
@@ -328,8 +351,12 @@ void Store::apply(const StoreWrite& write) {
     } else if (const auto* p = std::get_if<ParamsWrite>(&write)) {
         st_->save_params.reset().bind(1, p->name).bind(2, p->json).bind(3, p->time).run();
     } else if (const auto* o = std::get_if<ObservationWrite>(&write)) {
-        st_->insert_observation.reset().bind(1, o->job_id).bind(2, o->time).bind(3, o->iter_time_s)
-            .bind(4, o->neighbours_json).run();
+        st_->insert_observation.reset()
+            .bind(1, o->job_id)
+            .bind(2, o->time)
+            .bind(3, o->iter_time_s)
+            .bind(4, o->neighbours_json)
+            .run();
         st_->save_params.reset().bind(1, o->model_name).bind(2, o->params_json).bind(3, o->time).run();
     } else if (const auto* a = std::get_if<AdviceWrite>(&write)) {
         st_->insert_advice.reset().bind(1, a->decision).bind(2, a->job_id).bind(3, a->node).bind(4, a->advice).run();

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/store/sqlite.hpp"
 #include "daemon/store/backlog.hpp"
 #include "daemon/store/rows.hpp"
+#include "daemon/store/sqlite.hpp"
 #include "daemon/store/wal_checkpointer.hpp"
 
 namespace coloc::daemon {

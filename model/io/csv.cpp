@@ -23,9 +23,13 @@ std::optional<std::vector<std::string>> split_csv_line(const std::string& line) 
     for (std::size_t i = 0; i < line.size(); ++i) {
         const char c = line[i];
         if (quoted) {
-            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') { cur += '"'; ++i; }
-            else if (c == '"') quoted = false;
-            else cur += c;
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+                cur += '"';
+                ++i;
+            } else if (c == '"')
+                quoted = false;
+            else
+                cur += c;
         } else if (c == '"') {
             quoted = was_quoted = true;
         } else if (c == ',') {

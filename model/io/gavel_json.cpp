@@ -32,7 +32,8 @@ bool parse_key(const std::string& key, std::string& job, int& scale) {
 std::string slug(const std::string& s) {
     std::string out;
     for (char c : s)
-        if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (std::isalnum(static_cast<unsigned char>(c)))
+            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
 }
 }  // namespace
@@ -72,7 +73,7 @@ Measurements measurements_from_gavel_json(const std::string& text, const std::st
             int scale = 0;
             if (!parse_key(key, job, scale))
                 throw std::runtime_error(source + ": " + gpu + ": cannot read job key " + key);
-            if (scale != 1) continue;   // only single-GPU jobs were measured in pairs
+            if (scale != 1) continue;  // only single-GPU jobs were measured in pairs
             const GavelJobName n = gavel_job_name(job);
             const double solo = entry.value("null", 0.0);
             if (solo > 0) m.solo.push_back(SoloMeasurement{n.name, n.family, n.batch_size, gpu, solo, 0});
@@ -83,9 +84,10 @@ Measurements measurements_from_gavel_json(const std::string& text, const std::st
                 if (!parse_key(other_key, other, other_scale))
                     throw std::runtime_error(source + ": " + gpu + ": cannot read job key " + other_key);
                 if (!v.is_array() || v.size() != 2)
-                    throw std::runtime_error(source + ": " + gpu + ": " + key + " / " + other_key + ": expected [this, other]");
+                    throw std::runtime_error(source + ": " + gpu + ": " + key + " / " + other_key +
+                                             ": expected [this, other]");
                 const double mine = v[0].get<double>();
-                if (mine <= 0) continue;   // [0.0, 0.0]: the pair could not co-run
+                if (mine <= 0) continue;  // [0.0, 0.0]: the pair could not co-run
                 m.pairs.push_back(PairMeasurement{n.name, gavel_job_name(other).name, gpu, Sharing::Gpu, mine, 0});
             }
         }

@@ -11,7 +11,8 @@
 namespace coloc::model::io {
 
 namespace {
-constexpr std::array<const char*, 7> kColumns = {"job", "family", "batch_size", "gpu_type", "neighbour", "where", "throughput"};
+constexpr std::array<const char*, 7> kColumns = {"job",       "family", "batch_size", "gpu_type",
+                                                 "neighbour", "where",  "throughput"};
 
 [[noreturn]] void fail(const std::string& source, int line, const std::string& what) {
     throw MeasurementError(source + ":" + std::to_string(line) + ": " + what);
@@ -59,7 +60,8 @@ Measurements parse_measurements_csv(std::istream& in, const std::string& source)
         if (!header) {
             for (std::size_t i = 0; i < kColumns.size(); ++i)
                 if (i >= fields->size() || (*fields)[i] != kColumns[i])
-                    fail(source, line, std::string("expected the header job,family,batch_size,gpu_type,neighbour,where,throughput"));
+                    fail(source, line,
+                         std::string("expected the header job,family,batch_size,gpu_type,neighbour,where,throughput"));
             header = true;
             continue;
         }
@@ -74,7 +76,8 @@ Measurements parse_measurements_csv(std::istream& in, const std::string& source)
             m.solo.push_back(SoloMeasurement{f[0], f[1], batch, f[3], thr, line});
         } else {
             auto where = sharing_from_string(f[5].empty() ? "gpu" : f[5]);
-            if (!where) fail(source, line, "column where: expected gpu, island, switch, node or link, got '" + f[5] + "'");
+            if (!where)
+                fail(source, line, "column where: expected gpu, island, switch, node or link, got '" + f[5] + "'");
             m.pairs.push_back(PairMeasurement{f[0], f[4], f[3], *where, thr, line});
         }
     }

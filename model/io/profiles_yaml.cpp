@@ -16,7 +16,8 @@ struct Ctx {
     const std::string& source;
     [[noreturn]] void fail(const YAML::Node& at, const std::string& key, const std::string& what) const {
         const int line = at.Mark().is_null() ? 0 : at.Mark().line + 1;
-        throw ProfileError(source + ":" + std::to_string(line) + ": " + (key.empty() ? "" : "key '" + key + "': ") + what);
+        throw ProfileError(source + ":" + std::to_string(line) + ": " + (key.empty() ? "" : "key '" + key + "': ") +
+                           what);
     }
 };
 
@@ -55,24 +56,42 @@ JobProfile profile(const Ctx& c, const YAML::Node& n) {
     for (const auto& kv : n) {
         const std::string key = kv.first.as<std::string>();
         const YAML::Node& v = kv.second;
-        if (key == "name") p.name = text(c, v, key);
-        else if (key == "family") p.family = text(c, v, key);
-        else if (key == "description") { text(c, v, key); continue; }
-        else if (key == "batch_size") p.batch_size = number(c, v, key, 0, kBig);
-        else if (key == "iter_time_s") { p.iter_time_s = number(c, v, key, 0, kBig); if (p.iter_time_s <= 0) c.fail(v, key, "must be > 0"); }
-        else if (key == "gpus") p.gpus = integer(c, v, key, 1, 1 << 20);
-        else if (key == "nodes") p.nodes = integer(c, v, key, 1, 1 << 20);
-        else if (key == "sm_util") p.sm_util = number(c, v, key, 0, 1);
-        else if (key == "mem_bw_util") p.mem_bw_util = number(c, v, key, 0, 1);
-        else if (key == "gpu_mem_gb") p.gpu_mem_gb = number(c, v, key, 0, kBig);
-        else if (key == "host_pressure") p.host_pressure = number(c, v, key, 0, 1);
-        else if (key == "comm_bytes") p.comm_bytes = number(c, v, key, 0, kBig);
-        else if (key == "comm_fraction") p.comm_fraction = number(c, v, key, 0, 1);
-        else if (key == "comm_period_s") p.comm_period_s = number(c, v, key, 0, kBig);
+        if (key == "name")
+            p.name = text(c, v, key);
+        else if (key == "family")
+            p.family = text(c, v, key);
+        else if (key == "description") {
+            text(c, v, key);
+            continue;
+        } else if (key == "batch_size")
+            p.batch_size = number(c, v, key, 0, kBig);
+        else if (key == "iter_time_s") {
+            p.iter_time_s = number(c, v, key, 0, kBig);
+            if (p.iter_time_s <= 0) c.fail(v, key, "must be > 0");
+        } else if (key == "gpus")
+            p.gpus = integer(c, v, key, 1, 1 << 20);
+        else if (key == "nodes")
+            p.nodes = integer(c, v, key, 1, 1 << 20);
+        else if (key == "sm_util")
+            p.sm_util = number(c, v, key, 0, 1);
+        else if (key == "mem_bw_util")
+            p.mem_bw_util = number(c, v, key, 0, 1);
+        else if (key == "gpu_mem_gb")
+            p.gpu_mem_gb = number(c, v, key, 0, kBig);
+        else if (key == "host_pressure")
+            p.host_pressure = number(c, v, key, 0, 1);
+        else if (key == "comm_bytes")
+            p.comm_bytes = number(c, v, key, 0, kBig);
+        else if (key == "comm_fraction")
+            p.comm_fraction = number(c, v, key, 0, 1);
+        else if (key == "comm_period_s")
+            p.comm_period_s = number(c, v, key, 0, kBig);
         else if (key == "solo_throughput") {
             if (!v.IsMap()) c.fail(v, key, "expected a mapping of GPU type to iterations per second");
-            for (const auto& g : v) p.solo_throughput[text(c, g.first, key)] = number(c, g.second, key + "." + g.first.Scalar(), 0, kBig);
-        } else c.fail(kv.first, key, "unknown profile field");
+            for (const auto& g : v)
+                p.solo_throughput[text(c, g.first, key)] = number(c, g.second, key + "." + g.first.Scalar(), 0, kBig);
+        } else
+            c.fail(kv.first, key, "unknown profile field");
         p.known[key] = true;
     }
     return p;
@@ -111,7 +130,8 @@ ProfileCatalogue parse_profiles_yaml(const std::string& text_in, const std::stri
     if (!root.IsMap()) c.fail(root, "", "expected a mapping with 'profiles'");
     for (const auto& kv : root) {
         const std::string key = kv.first.as<std::string>();
-        if (key != "profiles" && key != "pairs") c.fail(kv.first, key, "unknown top-level key (expected profiles, pairs)");
+        if (key != "profiles" && key != "pairs")
+            c.fail(kv.first, key, "unknown top-level key (expected profiles, pairs)");
     }
     const YAML::Node list = root["profiles"];
     if (!list) c.fail(root, "profiles", "missing");
@@ -137,10 +157,10 @@ ProfileCatalogue load_profiles_yaml(const std::string& path) {
 
 void write_profiles_yaml(std::ostream& out, const ProfileCatalogue& cat) {
     YAML::Emitter e;
-    e.SetDoublePrecision(6);   // measurements carry no more; keeps the file readable
+    e.SetDoublePrecision(6);  // measurements carry no more; keeps the file readable
     e << YAML::BeginMap << YAML::Key << "profiles" << YAML::Value << YAML::BeginSeq;
     for (const JobProfile& p : cat.profiles()) {
-        if (p.name == ProfileCatalogue::kDefaultName && p.known.empty()) continue;   // built in
+        if (p.name == ProfileCatalogue::kDefaultName && p.known.empty()) continue;  // built in
         e << YAML::BeginMap << YAML::Key << "name" << YAML::Value << p.name;
         if (p.has("family")) e << YAML::Key << "family" << YAML::Value << p.family;
         auto num = [&](const char* key, double v) {

@@ -9,7 +9,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string text(reinterpret_cast<const char*>(data), size);
     try {
         coloc::daemon::parse_config(text, "colocd.yaml");
-    } catch (const coloc::daemon::ConfigError&) {
-    }
+    } catch (const coloc::daemon::ConfigError&) {}
     return 0;
 }

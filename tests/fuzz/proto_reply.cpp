@@ -15,7 +15,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         json reply = open_reply(bytes);
         PlaceReply::from_json(reply);
-    } catch (const ProtoError&) {
-    }
+    } catch (const ProtoError&) {}
     return 0;
 }

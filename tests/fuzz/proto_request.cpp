@@ -15,8 +15,7 @@ template <typename Decode>
 void refused_or_decoded(Decode decode) {
     try {
         decode();
-    } catch (const ProtoError&) {
-    }
+    } catch (const ProtoError&) {}
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -10,7 +10,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
     try {
         coloc::replay::read_trace(in, std::nullopt, "trace", {});
-    } catch (const coloc::replay::TraceError&) {
-    }
+    } catch (const coloc::replay::TraceError&) {}
     return 0;
 }

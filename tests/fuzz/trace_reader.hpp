@@ -20,15 +20,14 @@ inline void read_both_ways(const std::uint8_t* data, std::size_t size, replay::T
         options.skip_bad = skip_bad;
         try {
             replay::read_trace(in, format, "trace", options);
-        } catch (const replay::TraceError&) {
-        }
+        } catch (const replay::TraceError&) {}
     }
 }
 
 }  // namespace coloc::fuzz
 
-#define COLOC_TRACE_FUZZ_TARGET(format)                                                    \
-    extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {    \
-        coloc::fuzz::read_both_ways(data, size, format);                                    \
-        return 0;                                                                           \
+#define COLOC_TRACE_FUZZ_TARGET(format)                                                 \
+    extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) { \
+        coloc::fuzz::read_both_ways(data, size, format);                                \
+        return 0;                                                                       \
     }

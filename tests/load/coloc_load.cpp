@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <sys/stat.h>
+#include <CLI/CLI.hpp>
 
 #include "proto/client.hpp"
 #include "proto/errors.hpp"
@@ -47,7 +47,10 @@ struct Options {
 class Client {
 public:
     Client(const Options& o, int index, Totals& totals, Clock::time_point until)
-        : o_(o), index_(index), totals_(totals), until_(until),
+        : o_(o),
+          index_(index),
+          totals_(totals),
+          until_(until),
           acks_(o.acks_dir + "/client-" + std::to_string(index) + ".acks", std::ios::app) {
         if (!acks_) throw std::runtime_error("cannot write " + o.acks_dir);
     }
@@ -69,8 +72,8 @@ public:
             const auto decision = reply.value("decision", std::int64_t{0});
             ack("place " + std::to_string(job) + " " + node + " " + std::to_string(decision), totals_.place);
 
-            coloc::proto::StartedReport started{job, 1000, node, decision,
-                                                reply.value("gpus", std::vector<int>{}), std::time(nullptr)};
+            coloc::proto::StartedReport started{
+                job, 1000, node, decision, reply.value("gpus", std::vector<int>{}), std::time(nullptr)};
             if (!send(started.to_json(), reply)) continue;
             ack("started " + std::to_string(job) + " " + node, totals_.started);
 
@@ -91,8 +94,8 @@ private:
             } catch (const coloc::proto::ProtoError& e) {
                 if (e.code() != coloc::proto::code::kUnavailable) {
                     ++totals_.refused;
-                    std::cerr << "coloc-load: client " << index_ << ": " << body.value("op", "") << " refused: "
-                              << e.code() << ": " << e.what() << "\n";
+                    std::cerr << "coloc-load: client " << index_ << ": " << body.value("op", "")
+                              << " refused: " << e.code() << ": " << e.what() << "\n";
                     return false;
                 }
                 ++totals_.retries;

@@ -4,12 +4,12 @@
 // --ttl gives the credential munge's time-to-live S, --delay-ms waits before sending (so that a
 // short-lived credential expires), --replay sends the same bytes a second time.
 // The munge socket comes from COLOC_MUNGE_SOCKET. Exit 0 when every send got a reply.
+#include <zmq.h>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 #include <thread>
-#include <zmq.h>
 
 #include "proto/auth.hpp"
 #include "proto/envelope.hpp"
@@ -48,10 +48,14 @@ int main(int argc, char** argv) {
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; ++i) {
         std::string a = argv[i];
-        if (a == "--replay") replay = true;
-        else if (a == "--ttl" && i + 1 < argc) ttl_s = std::atoi(argv[++i]);
-        else if (a == "--delay-ms" && i + 1 < argc) delay_ms = std::atoi(argv[++i]);
-        else return usage();
+        if (a == "--replay")
+            replay = true;
+        else if (a == "--ttl" && i + 1 < argc)
+            ttl_s = std::atoi(argv[++i]);
+        else if (a == "--delay-ms" && i + 1 < argc)
+            delay_ms = std::atoi(argv[++i]);
+        else
+            return usage();
     }
     if (argc - i != 2) return usage();
     const std::string endpoint = argv[i];

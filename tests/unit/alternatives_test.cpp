@@ -24,13 +24,19 @@ TEST_CASE("alternatives: explain reads back every candidate with its neighbours 
 
     const json expected = json::array({
         {{"where", json::array({{{"node", "n0001"}, {"gpus", {0, 1}}}})},
-         {"job_slowdown", 1.25}, {"harm", 0.5}, {"loss", 0.7},
-         {"neighbours", json::array({{{"job_id", 7}, {"shares", "gpu"}, {"before", 1.1}, {"after", 1.3}},
-                                     {{"job_id", 8}, {"shares", "node"}, {"before", 1.0}, {"after", 1.0000000000000002}}})}},
+         {"job_slowdown", 1.25},
+         {"harm", 0.5},
+         {"loss", 0.7},
+         {"neighbours",
+          json::array({{{"job_id", 7}, {"shares", "gpu"}, {"before", 1.1}, {"after", 1.3}},
+                       {{"job_id", 8}, {"shares", "node"}, {"before", 1.0}, {"after", 1.0000000000000002}}})}},
         {{"where", json::array({{{"node", "n\"odd\""}, {"gpus", {3}}}})},
-         {"job_slowdown", 1.0}, {"harm", 0.0}, {"loss", 0.1},
-         {"neighbours", json::array({{{"job_id", 7}, {"shares", "switch"}, {"before", 1.1}, {"after", 1.2}},
-                                     {{"job_id", 8}, {"shares", "node"}, {"before", 1.0}, {"after", 1.0000000000000002}}})}},
+         {"job_slowdown", 1.0},
+         {"harm", 0.0},
+         {"loss", 0.1},
+         {"neighbours",
+          json::array({{{"job_id", 7}, {"shares", "switch"}, {"before", 1.1}, {"after", 1.2}},
+                       {{"job_id", 8}, {"shares", "node"}, {"before", 1.0}, {"after", 1.0000000000000002}}})}},
     });
     const json got = explain_candidates(stored);
     CHECK(got == expected);
@@ -40,7 +46,8 @@ TEST_CASE("alternatives: explain reads back every candidate with its neighbours 
 }
 
 TEST_CASE("alternatives: the full list stored before reads as it was; anything else as none") {
-    const std::string before = R"([{"where":[{"node":"n1","gpus":[0]}],"job_slowdown":1.0,"harm":0.0,"loss":0.0,"neighbours":[]}])";
+    const std::string before =
+        R"([{"where":[{"node":"n1","gpus":[0]}],"job_slowdown":1.0,"harm":0.0,"loss":0.0,"neighbours":[]}])";
     CHECK(explain_candidates(before) == json::parse(before));
     CHECK(explain_candidates("not json") == json::array());
     CHECK(explain_candidates(R"({"effects":[[1,"gpu",1.0,1.0]],"candidates":[{"neighbours":[5]}]})")[0]["neighbours"] ==

@@ -79,8 +79,10 @@ TEST_CASE("bad files are refused with the file, the line and the key") {
           "colocd.yaml:12: key 'node_types.quad.nvlink_islands': GPU 1 is in two groups");
     CHECK(error_of(replace("[[0, 1], [2, 3]]\n    pcie", "[[0, 9]]\n    pcie")) ==
           "colocd.yaml:12: key 'node_types.quad.nvlink_islands': 9 is outside 0..3");
-    CHECK(error_of(replace("\"ipc:///tmp/x.sock\"", "\"http://x\"")).find("key 'listen': 'http://x' is not") != std::string::npos);
-    CHECK(error_of(replace("names: \"g[01-02]\"", "names: \"n[3-5]\"")).find("node 'n3' is declared twice") != std::string::npos);
+    CHECK(error_of(replace("\"ipc:///tmp/x.sock\"", "\"http://x\"")).find("key 'listen': 'http://x' is not") !=
+          std::string::npos);
+    CHECK(error_of(replace("names: \"g[01-02]\"", "names: \"n[3-5]\"")).find("node 'n3' is declared twice") !=
+          std::string::npos);
     CHECK(error_of("listen: [unclosed\n").rfind("colocd.yaml:", 0) == 0);
     CHECK(error_of("") == "colocd.yaml: the file is empty");
     CHECK(error_of("database: /x\n") == "colocd.yaml:1: key 'node_types': missing: describe at least one node type");

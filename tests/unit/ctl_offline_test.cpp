@@ -157,9 +157,10 @@ TEST_CASE("command-line errors carry the colocctl: error: prefix") {
 }
 
 TEST_CASE("replay: a catalogue named by colocd.yaml is blamed on the config's profiles key") {
-    const std::string config = write("colocd.yaml", "profiles: /nonexistent/profiles.yaml\n"
-                                                    "node_types:\n  quad: { gpus: 4 }\n"
-                                                    "nodes:\n  - { names: \"n[1-2]\", type: quad }\n");
+    const std::string config = write("colocd.yaml",
+                                     "profiles: /nonexistent/profiles.yaml\n"
+                                     "node_types:\n  quad: { gpus: 4 }\n"
+                                     "nodes:\n  - { names: \"n[1-2]\", type: quad }\n");
     Run r = colocctl({"replay", "--config", config, "--no-progress"});
     CHECK(r.rc == 1);
     CHECK(r.err == "colocctl: error: " + config +

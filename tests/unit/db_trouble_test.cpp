@@ -30,7 +30,8 @@ node_types:
   quad: { gpus: 4, slots_per_gpu: 64 }
 nodes:
   - { names: "n[1-2]", type: quad, link: leaf1 }
-)", "test.yaml");
+)",
+                            "test.yaml");
     c.database = db;
     c.munge_socket = test::munge_socket();
     c.database_backlog_max = backlog_max;

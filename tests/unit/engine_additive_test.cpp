@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <random>
 
-#include "tests/unit/engine_checks.hpp"
 #include "model/coloc_model.hpp"
 #include "place/coloc_policy.hpp"
+#include "tests/unit/engine_checks.hpp"
 
 using namespace coloc;
 using namespace coloc::place;
@@ -141,7 +141,8 @@ TEST_CASE("coloc: a multi-node neighbour is slowed on the GPU of its own that th
     REQUIRE(d.chosen.effects.size() == want.effects.size());
     for (const NeighbourEffect& e : want.effects) {
         CAPTURE(e.id);
-        auto got = std::find_if(d.chosen.effects.begin(), d.chosen.effects.end(), [&](const auto& x) { return x.id == e.id; });
+        auto got =
+            std::find_if(d.chosen.effects.begin(), d.chosen.effects.end(), [&](const auto& x) { return x.id == e.id; });
         REQUIRE(got != d.chosen.effects.end());
         CHECK(got->after == doctest::Approx(e.after).epsilon(1e-12));
     }

@@ -49,10 +49,10 @@ TEST_CASE("cluster state counts slots and refuses to overfill a GPU") {
     CHECK(f.state.add({2, &p, {{0, {0}}}, 0}));
     CHECK(f.state.free_slots(0, 0) == 0);
     CHECK(f.state.busy_gpus() == 2);
-    CHECK_FALSE(f.state.add({3, &p, {{0, {0}}}, 0}));      // GPU 0 is full
-    CHECK_FALSE(f.state.add({3, &p, {{0, {2, 2}}}, 0}));   // one slot per GPU per job
-    CHECK_FALSE(f.state.add({3, &p, {{0, {9}}}, 0}));      // no such GPU
-    CHECK_FALSE(f.state.add({2, &p, {{1, {0}}}, 0}));      // already running
+    CHECK_FALSE(f.state.add({3, &p, {{0, {0}}}, 0}));                     // GPU 0 is full
+    CHECK_FALSE(f.state.add({3, &p, {{0, {2, 2}}}, 0}));                  // one slot per GPU per job
+    CHECK_FALSE(f.state.add({3, &p, {{0, {9}}}, 0}));                     // no such GPU
+    CHECK_FALSE(f.state.add({2, &p, {{1, {0}}}, 0}));                     // already running
     CHECK(f.state.add({3, &p, {{0, {0}}}, 0}, /*enforce_slots=*/false));  // Slurm bound it
     CHECK(f.state.free_slots(0) == 8 - 4);
     CHECK(f.state.remove(1));

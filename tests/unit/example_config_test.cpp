@@ -9,8 +9,7 @@ using namespace coloc::daemon;
 TEST_CASE("etc/colocd.yaml, the shipped example, is a valid configuration") {
     // Unit tests run from the repository root (make unit-test); fall back to this file's place.
     std::filesystem::path path = "etc/colocd.yaml";
-    if (!std::filesystem::exists(path))
-        path = std::filesystem::path(__FILE__).parent_path() / "../../etc/colocd.yaml";
+    if (!std::filesystem::exists(path)) path = std::filesystem::path(__FILE__).parent_path() / "../../etc/colocd.yaml";
     const Config cfg = load_config(path.string());
     CHECK(cfg.listen == std::vector<std::string>{"ipc:///run/coloc/colocd.sock"});
     CHECK(cfg.database == "/var/lib/coloc/coloc.db");

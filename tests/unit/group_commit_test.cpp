@@ -25,7 +25,8 @@ node_types:
   quad: { gpus: 4, slots_per_gpu: 2 }
 nodes:
   - { names: "n[1-2]", type: quad, link: leaf1 }
-)", "test.yaml");
+)",
+                            "test.yaml");
     c.database = db;
     c.munge_socket = test::munge_socket();
     return c;
@@ -85,10 +86,11 @@ TEST_CASE("group commit: when the round's commit fails, no reply says ok and mem
         // From another connection: a write for job 666 breaks a deferred constraint, which SQLite
         // checks only when the whole round commits.
         Database other(db);
-        other.exec("CREATE TABLE guard_parent (id INTEGER PRIMARY KEY);"
-                   "CREATE TABLE guard (job_id INTEGER REFERENCES guard_parent(id) DEFERRABLE INITIALLY DEFERRED);"
-                   "CREATE TRIGGER guard_job AFTER INSERT ON placements WHEN NEW.job_id = 666 "
-                   "BEGIN INSERT INTO guard VALUES (NEW.job_id); END;");
+        other.exec(
+            "CREATE TABLE guard_parent (id INTEGER PRIMARY KEY);"
+            "CREATE TABLE guard (job_id INTEGER REFERENCES guard_parent(id) DEFERRABLE INITIALLY DEFERRED);"
+            "CREATE TRIGGER guard_job AFTER INSERT ON placements WHEN NEW.job_id = 666 "
+            "BEGIN INSERT INTO guard VALUES (NEW.job_id); END;");
     }
     auto replies = run_round(s, {place_request(20), place_request(666), ended_request(1), place_request(21)});
     REQUIRE(replies.size() == 4);

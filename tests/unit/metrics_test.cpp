@@ -3,13 +3,13 @@
 #include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <cmath>
 #include <cstring>
 #include <set>
-#include <stdexcept>
 #include <sstream>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <stdexcept>
 
 #include "daemon/metrics.hpp"
 #include "daemon/metrics_http.hpp"

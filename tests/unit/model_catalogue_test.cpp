@@ -53,7 +53,8 @@ TEST_CASE("the YAML catalogue: given features are known, the rest keep their def
 pairs:
   v100:
     resnet50-b32: {resnet50-b32: 0.45, gpt-2node: 0.3}
-)", "cat.yaml");
+)",
+                                         "cat.yaml");
     const JobProfile* r = cat.find("resnet50-b32");
     REQUIRE(r);
     CHECK(r->sm_util == 0.9);
@@ -70,8 +71,10 @@ pairs:
 }
 
 TEST_CASE("catalogue errors name the file, the line and the key") {
-    CHECK(error_of("profiles:\n  - name: a\n    sm_util: 1.5\n") == "cat.yaml:3: key 'sm_util': value 1.5 out of range [0, 1]");
-    CHECK(error_of("profiles:\n  - name: a\n    gpus: 2\n    speed: 3\n") == "cat.yaml:4: key 'speed': unknown profile field");
+    CHECK(error_of("profiles:\n  - name: a\n    sm_util: 1.5\n") ==
+          "cat.yaml:3: key 'sm_util': value 1.5 out of range [0, 1]");
+    CHECK(error_of("profiles:\n  - name: a\n    gpus: 2\n    speed: 3\n") ==
+          "cat.yaml:4: key 'speed': unknown profile field");
     CHECK(error_of("profiles:\n  - name: a\n    iter_time_s: fast\n") ==
           "cat.yaml:3: key 'iter_time_s': expected a number, got 'fast'");
     CHECK(error_of("profiles:\n  - name: a\n  - name: a\n") == "cat.yaml:3: key 'name': duplicate profile 'a'");
@@ -79,7 +82,8 @@ TEST_CASE("catalogue errors name the file, the line and the key") {
     CHECK(error_of("profiles:\n  - name: a\n    gpus: 1.5\n") == "cat.yaml:3: key 'gpus': expected a whole number");
     CHECK(error_of("profiles:\n  - name: a\npairs:\n  v100:\n    a: {b: 0.5}\n") ==
           "cat.yaml:5: key 'pairs.v100.a.b': no such profile");
-    CHECK(error_of("profile:\n  - name: a\n") == "cat.yaml:1: key 'profile': unknown top-level key (expected profiles, pairs)");
+    CHECK(error_of("profile:\n  - name: a\n") ==
+          "cat.yaml:1: key 'profile': unknown top-level key (expected profiles, pairs)");
     CHECK(error_of("profiles: [\n").rfind("cat.yaml:", 0) == 0);
 }
 
@@ -93,7 +97,8 @@ TEST_CASE("written catalogues read back the same") {
 pairs:
   p100:
     lm-b20: {lm-b20: 0.49}
-)", "in.yaml");
+)",
+                                         "in.yaml");
     std::ostringstream out;
     coloc::model::io::write_profiles_yaml(out, cat);
     const auto again = parse_profiles_yaml(out.str(), "out.yaml");

@@ -84,21 +84,21 @@ TEST_CASE("in-step jobs on a link pay their overlap; a known interleaving avoids
 }
 
 TEST_CASE("missing features get the documented defaults, not zeros") {
-    JobProfile p;   // nothing known
+    JobProfile p;  // nothing known
     CHECK(p.sm_util == 0.6);
     CHECK(p.mem_bw_util == 0.4);
     CHECK(p.gpu_mem_gb == 8);
     CHECK(p.host_pressure == 0.1);
     CHECK(p.iter_time_s == 0.25);
-    CHECK(effective_comm_fraction(p) == 0.0);   // a single-GPU job does not communicate
-    p.nodes = 4;                                 // a distributed job that does not say how much
+    CHECK(effective_comm_fraction(p) == 0.0);  // a single-GPU job does not communicate
+    p.nodes = 4;                               // a distributed job that does not say how much
     CHECK(effective_comm_fraction(p) == kDefaultDistributedCommFraction);
     CHECK(link_burst(p).burst_s == doctest::Approx(0.2 * 0.25));
     const ColocModel model;
     const Neighbour n{&p, Sharing::Link, std::nullopt};
     CHECK(model.slowdown(p, std::span(&n, 1)) > 1.0);
     const Neighbour g{&p, Sharing::Gpu, std::nullopt};
-    CHECK(model.slowdown(p, std::span(&g, 1)) > 1.1);   // the prior from default utilisations
+    CHECK(model.slowdown(p, std::span(&g, 1)) > 1.1);  // the prior from default utilisations
 }
 
 TEST_CASE("tighter topology costs at least as much") {
@@ -132,7 +132,7 @@ TEST_CASE("cached and uncached paths agree; foreign ids are not trusted") {
     b.id = -1;
     CHECK(model.gpu_speed(a, b) == doctest::Approx(cached));
     JobProfile impostor = b;
-    impostor.id = a.id;   // an id from another catalogue
+    impostor.id = a.id;  // an id from another catalogue
     CHECK(model.gpu_speed(a, impostor) == doctest::Approx(cached));
 }
 

@@ -33,7 +33,7 @@ TEST_CASE("prior: busier neighbours hurt more; two footprints above GPU memory c
     CHECK(prior_gpu_speed(light, heavy, params) > prior_gpu_speed(heavy, heavy, params));
     CHECK(prior_gpu_speed(heavy, heavy, params) == doctest::Approx(1 / (1 + 0.95 * 0.95 * 1.1)));
     heavy.gpu_mem_gb = 20;
-    CHECK(prior_gpu_speed(heavy, heavy, params) > params.min_speed);   // a default is no evidence
+    CHECK(prior_gpu_speed(heavy, heavy, params) > params.min_speed);  // a default is no evidence
     heavy.known["gpu_mem_gb"] = true;
     CHECK(prior_gpu_speed(heavy, heavy, params) == params.min_speed);
 }
@@ -82,7 +82,7 @@ TEST_CASE("self-pairs of an unseen type come from other self-pairs") {
     const int ia = t.add_job("a", solo_features(a, "v100")), ib = t.add_job("b", solo_features(b, "v100"));
     t.set_speed(ia, ia, 0.7);
     t.set_speed(ib, ib, 0.6);
-    t.set_speed(ia, ib, 0.2);   // cross pairs must not leak into the self-pair estimate
+    t.set_speed(ia, ib, 0.2);  // cross pairs must not leak into the self-pair estimate
     const JobProfile c = job("c", "lm", 20, 15, 65);
     const double s = predict_gpu_speed(t, q(c, t), q(c, t), true, GpuShareParams{});
     CHECK(s > 0.55);

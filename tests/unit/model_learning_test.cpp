@@ -71,7 +71,7 @@ TEST_CASE("the model's calibration moves towards a term that is consistently off
                 model.observe(*cat.find(x), std::span(&n, 1), 1 + 1.5 * (base - 1));
             }
     CHECK(model.calibration().theta()[kGpuTerm] > 1.05);
-    CHECK(model.calibration().theta()[kTopoTerm] == 1.0);   // no evidence about it
+    CHECK(model.calibration().theta()[kTopoTerm] == 1.0);  // no evidence about it
 }
 
 TEST_CASE("params JSON round trip reproduces every prediction") {

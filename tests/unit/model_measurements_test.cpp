@@ -40,13 +40,14 @@ TEST_CASE("measurement CSV: solo and pair rows, normalised into a catalogue") {
     REQUIRE(cat.find("a"));
     CHECK(cat.find("a")->iter_time_s == doctest::Approx(0.1));
     CHECK(cat.find("a")->family == "resnet");
-    REQUIRE(cat.pairs().size() == 2);   // the node row is not a same-GPU pair
+    REQUIRE(cat.pairs().size() == 2);  // the node row is not a same-GPU pair
     CHECK(cat.pairs()[0].speed == doctest::Approx(0.6));
     CHECK(cat.pairs()[1].speed == doctest::Approx(0.25));
 }
 
 TEST_CASE("measurement CSV errors carry line numbers") {
-    CHECK(error_of("job,x\n") == "m.csv:1: expected the header job,family,batch_size,gpu_type,neighbour,where,throughput");
+    CHECK(error_of("job,x\n") ==
+          "m.csv:1: expected the header job,family,batch_size,gpu_type,neighbour,where,throughput");
     CHECK(error_of(std::string(kHeader) + "a,,,v100,,,fast\n") ==
           "m.csv:2: column throughput: expected a non-negative number, got 'fast'");
     CHECK(error_of(std::string(kHeader) + "\na,,,v100,b,rack,1\n") ==
@@ -68,7 +69,8 @@ TEST_CASE("Gavel's JSON: scale factor 1 only, could-not-co-run pairs left out") 
         "('A3C', 1)": {"null": 7.0, "('ResNet-18 (batch size 16)', 1)": [3.0, 15.0]}
       },
       "v100_unconsolidated": {"('A3C', 1)": {"null": 1.0}}
-    })JSON", "g.json");
+    })JSON",
+                                                        "g.json");
     CHECK(m.solo.size() == 2);
     REQUIRE(m.pairs.size() == 2);
     // Object keys come sorted: A3C first.

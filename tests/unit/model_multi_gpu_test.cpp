@@ -27,8 +27,8 @@ ColocModel model() {
     cat.intern(r);
     cat.intern(profile("h", 0.3));
     cat.intern(profile("l", 0.2));
-    cat.add_pair({"r", "h", "v100", 0.4});   // delay 1.5
-    cat.add_pair({"r", "l", "v100", 0.8});   // delay 0.25
+    cat.add_pair({"r", "h", "v100", 0.4});  // delay 1.5
+    cat.add_pair({"r", "l", "v100", 0.8});  // delay 0.25
     cat.add_pair({"h", "r", "v100", 0.5});
     cat.add_pair({"l", "r", "v100", 0.9});
     return ColocModel(std::move(cat));
@@ -113,7 +113,8 @@ TEST_CASE("single-GPU predictions are the summed composition, unchanged") {
     // Callers that say nothing about GPUs (every Gpu neighbour on GPU 0) get the sum for a
     // multi-GPU job too.
     const JobProfile& r = *m.catalogue().find("r");
-    const std::vector<Neighbour> unsaid = {on(m, "h", Sharing::Gpu), on(m, "l", Sharing::Gpu), on(m, "h", Sharing::Node)};
+    const std::vector<Neighbour> unsaid = {on(m, "h", Sharing::Gpu), on(m, "l", Sharing::Gpu),
+                                           on(m, "h", Sharing::Node)};
     CHECK(m.slowdown(r, unsaid) == doctest::Approx(summed(m, r, unsaid)).epsilon(1e-12));
 }
 

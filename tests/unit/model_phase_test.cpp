@@ -32,7 +32,7 @@ TEST_CASE("unequal bursts in step: both lose the shorter burst") {
 TEST_CASE("interleaved bursts that fit in one period do not slow each other") {
     const Burst a{1.0, 0.4}, b{1.0, 0.5};
     CHECK(extra_interleaved(a, b) == 0.0);
-    CHECK(link_delta(a, b, 0.4) == 0.0);   // b starts when a's burst ends
+    CHECK(link_delta(a, b, 0.4) == 0.0);  // b starts when a's burst ends
     CHECK(simulated(1.0, 0.4, 1.0, 0.5, 0.4, 0) == doctest::Approx(1.0).epsilon(0.002));
     CHECK(simulated(1.0, 0.4, 1.0, 0.5, 0.4, 1) == doctest::Approx(1.0).epsilon(0.002));
     CHECK(extra_interleaved(Burst{1.0, 0.7}, Burst{1.0, 0.6}) == doctest::Approx(0.3));
@@ -45,7 +45,7 @@ TEST_CASE("a partial offset is preserved and costs the original overlap") {
         CHECK(1 + link_delta(a, b, off) == doctest::Approx(simulated(1.0, 0.3, 1.0, 0.3, off)).epsilon(0.005));
     }
     CHECK(extra_offset(Burst{1.0, 0.3}, Burst{1.0, 0.3}, 0.1) == doctest::Approx(0.2));
-    CHECK(extra_offset(Burst{1.0, 0.3}, Burst{1.0, 0.3}, 0.9) == doctest::Approx(0.2));   // wraps
+    CHECK(extra_offset(Burst{1.0, 0.3}, Burst{1.0, 0.3}, 0.9) == doctest::Approx(0.2));  // wraps
 }
 
 TEST_CASE("incommensurate periods see the expected overlap") {
@@ -53,8 +53,10 @@ TEST_CASE("incommensurate periods see the expected overlap") {
     const Burst a{1.0, 0.3}, b{golden, 0.2 * golden};
     CHECK(regime(a, b, std::nullopt) == PhaseRegime::Drifting);
     CHECK(link_delta(a, b, std::nullopt) == doctest::Approx(0.3 * 0.2));
-    CHECK(1 + link_delta(a, b, std::nullopt) == doctest::Approx(simulated(1.0, 0.3, golden, 0.2 * golden, 0.0)).epsilon(0.01));
-    CHECK(1 + link_delta(b, a, std::nullopt) == doctest::Approx(simulated(1.0, 0.3, golden, 0.2 * golden, 0.0, 1)).epsilon(0.01));
+    CHECK(1 + link_delta(a, b, std::nullopt) ==
+          doctest::Approx(simulated(1.0, 0.3, golden, 0.2 * golden, 0.0)).epsilon(0.01));
+    CHECK(1 + link_delta(b, a, std::nullopt) ==
+          doctest::Approx(simulated(1.0, 0.3, golden, 0.2 * golden, 0.0, 1)).epsilon(0.01));
 }
 
 TEST_CASE("no communication, no link slowdown") {

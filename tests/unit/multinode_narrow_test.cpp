@@ -12,9 +12,9 @@
 
 #include "daemon/log.hpp"
 #include "daemon/service/service.hpp"
-#include "slurm/job_gpus.hpp"
 #include "proto/envelope.hpp"
 #include "proto/messages.hpp"
+#include "slurm/job_gpus.hpp"
 #include "tests/unit/test_env.hpp"
 
 using namespace coloc;
@@ -34,13 +34,16 @@ node_types:
   quad: { gpus: 4, slots_per_gpu: 2, nvlink_islands: [[0, 1], [2, 3]] }
 nodes:
   - { names: "n[1-3]", type: quad, link: leaf1 }
-)", "test.yaml");
+)",
+                            "test.yaml");
     c.database = db;
     c.munge_socket = test::munge_socket();
     return c;
 }
 
-json call(Service& s, json body) { return json::parse(s.handle(proto::seal_request(std::move(body), test::munge_socket()))); }
+json call(Service& s, json body) {
+    return json::parse(s.handle(proto::seal_request(std::move(body), test::munge_socket())));
+}
 
 json place_narrow(Service& s, std::int64_t job, const std::string& node, std::vector<int> slurm_gpus,
                   std::vector<std::string> nodes = {"n1", "n2"}) {
@@ -118,7 +121,8 @@ TEST_CASE("job GPUs lookup: waits no longer than told, and starts no second quer
         REQUIRE(c.gpus);
         CHECK(c.gpus->job_id == 7);
     }
-    JobGpusLookup failing([](std::int64_t) -> JobGpus { throw std::runtime_error("job 9: slurm_load_job: Invalid job id specified"); });
+    JobGpusLookup failing(
+        [](std::int64_t) -> JobGpus { throw std::runtime_error("job 9: slurm_load_job: Invalid job id specified"); });
     JobGpusLookup::Answer d = failing.ask(9, 1s);
     CHECK_FALSE(d.gpus);
     CHECK(d.error == "job 9: slurm_load_job: Invalid job id specified");

@@ -25,13 +25,16 @@ node_types:
 nodes:
   - { names: "n[1-2]", type: quad, link: leaf1 }
   - { names: "n[3-5]", type: quad, link: leaf2 }
-)", "test.yaml");
+)",
+                            "test.yaml");
     c.database = db;
     c.munge_socket = test::munge_socket();
     return c;
 }
 
-json call(Service& s, json body) { return json::parse(s.handle(proto::seal_request(std::move(body), test::munge_socket()))); }
+json call(Service& s, json body) {
+    return json::parse(s.handle(proto::seal_request(std::move(body), test::munge_socket())));
+}
 
 json place_on(Service& s, std::int64_t job, const std::string& node, std::vector<std::string> nodes, int slots = 2) {
     proto::PlaceRequest r;

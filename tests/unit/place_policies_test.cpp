@@ -4,11 +4,11 @@
 
 #include <random>
 
-#include "tests/unit/engine_checks.hpp"
 #include "model/baseline.hpp"
 #include "place/coloc_policy.hpp"
 #include "place/policy_factory.hpp"
 #include "place/simple_policies.hpp"
+#include "tests/unit/engine_checks.hpp"
 
 using namespace coloc;
 using namespace coloc::place;
@@ -90,14 +90,14 @@ TEST_CASE("pack: the fullest node that fits, and on it a shared GPU before an id
     c.run(2, {{2, {0}}});
     PackPolicy p;
     auto w = where_of(p.place(c.state, c.request(9, 1)));
-    CHECK(w[0].node == 1);       // 5 free slots: fuller than node 2 (7) and node 0 (8)
+    CHECK(w[0].node == 1);                    // 5 free slots: fuller than node 2 (7) and node 0 (8)
     CHECK(w[0].gpus == std::vector<int>{0});  // and a used GPU first
-    c.run(3, {{1, {0, 1, 2}}});  // node 1: GPUs 0-2 full, GPU 3 idle
+    c.run(3, {{1, {0, 1, 2}}});               // node 1: GPUs 0-2 full, GPU 3 idle
     w = where_of(p.place(c.state, c.request(9, 1)));
     CHECK(w[0].node == 1);
     CHECK(w[0].gpus == std::vector<int>{3});
     w = where_of(p.place(c.state, c.request(9, 2)));
-    CHECK(w[0].node == 2);       // node 1 has one open GPU only; node 2 is fuller than node 0
+    CHECK(w[0].node == 2);  // node 1 has one open GPU only; node 2 is fuller than node 0
     CHECK(w[0].gpus == std::vector<int>{0, 1});
     CHECK_FALSE(p.place(c.state, c.request(9, 4, 3)).placed);  // node 1 has 1 open GPU
 }
@@ -168,8 +168,8 @@ TEST_CASE("factory: names, the model coloc needs, errors that list the policies"
     for (const auto& n : policy_names()) CHECK(make_policy(n, &m)->name() == n);
     CHECK_THROWS_WITH_AS(make_policy("coloc", nullptr), "policy 'coloc' needs an interference model",
                          std::invalid_argument);
-    CHECK_THROWS_WITH_AS(make_policy("best", &m), "unknown policy 'best' (known: exclusive, slurm, pack, spread, coloc)",
-                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(make_policy("best", &m),
+                         "unknown policy 'best' (known: exclusive, slurm, pack, spread, coloc)", std::invalid_argument);
     CHECK(parse_policy_list("exclusive,pack, coloc") == std::vector<std::string>{"exclusive", "pack", "coloc"});
     CHECK_THROWS_AS(parse_policy_list("pack,,coloc"), std::invalid_argument);
     CHECK_THROWS_AS(parse_policy_list("pack,pack"), std::invalid_argument);
@@ -295,7 +295,7 @@ TEST_CASE("coloc: equal losses go to the node with the most idle GPUs, then the 
     CHECK(d.chosen.loss == 0);
     REQUIRE_FALSE(d.ranked.empty());
     CHECK(d.ranked.front().where[0].node == 1);  // explain ranks the same way
-    c.run(7, {{1, {1, 2}}});  // node 1: 1 idle GPU, 3 jobs... now node 2 has more idle GPUs
+    c.run(7, {{1, {1, 2}}});                     // node 1: 1 idle GPU, 3 jobs... now node 2 has more idle GPUs
     d = policy.place(c.state, c.request(10, 1));
     CHECK(d.chosen.where[0].node == 2);
 }

@@ -41,7 +41,8 @@ TEST_CASE("credential rejections: invalid, replayed, mismatched, expired") {
     std::string wire = seal_request({{"op", "status"}}, munge_socket());
     Request req = open_request(wire);
 
-    CHECK(code_of([&] { verify_credential("MUNGE:garbage:", req.canonical, munge_socket(), 0); }) == code::kAuthInvalid);
+    CHECK(code_of([&] { verify_credential("MUNGE:garbage:", req.canonical, munge_socket(), 0); }) ==
+          code::kAuthInvalid);
     CHECK(code_of([&] { verify_credential("", req.canonical, munge_socket(), 0); }) == code::kAuthInvalid);
 
     // The credential belongs to this body; lifted onto another it is refused.

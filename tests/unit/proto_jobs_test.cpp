@@ -44,8 +44,8 @@ TEST_CASE("jobs: a job record keeps the keys colocd has always sent, nulls for w
                                            "placements"});
     CHECK(j["end_reason"].is_null());
     CHECK(j["elapsed_s"] == 90.5);
-    CHECK(keys(j["placements"][0]) == std::set<std::string>{"decision", "node", "mode", "gpus",
-                                                            "predicted_slowdown", "source", "created", "ended"});
+    CHECK(keys(j["placements"][0]) == std::set<std::string>{"decision", "node", "mode", "gpus", "predicted_slowdown",
+                                                            "source", "created", "ended"});
     CHECK(j["placements"][1]["ended"].is_null());
     CHECK(j["placements"][0]["gpus"] == json::array({0, 1}));
 }

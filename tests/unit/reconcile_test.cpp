@@ -124,7 +124,7 @@ TEST_CASE("reconcile runner: the query runs on its own thread and poll never wai
         return s;
     });
     const auto t0 = std::chrono::steady_clock::now();
-    CHECK_FALSE(runner.poll(0).has_value());  // starts the query
+    CHECK_FALSE(runner.poll(0).has_value());   // starts the query
     CHECK_FALSE(runner.poll(10).has_value());  // under way: no answer, no second query
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(100));
     release = true;
@@ -172,7 +172,8 @@ node_types:
   quad: { gpus: 4, slots_per_gpu: 2 }
 nodes:
   - { names: "n[1-2]", type: quad }
-)", "test.yaml");
+)",
+                            "test.yaml");
     c.database = db;
     c.munge_socket = test::munge_socket();
     return c;

@@ -46,7 +46,7 @@ TEST_CASE("the built-in Gavel tables are data/gavel/solo.csv and pairs.csv, ever
     const auto pairs = parse_gavel_pairs_csv(pairs_file, "data/gavel/pairs.csv");
     const auto& built_solo = gavel_solo_throughputs();
     const auto& built_pairs = gavel_pair_speeds();
-    REQUIRE(built_solo.size() == 83);   // 26 job types at the scale factors Gavel measured
+    REQUIRE(built_solo.size() == 83);  // 26 job types at the scale factors Gavel measured
     REQUIRE(built_pairs.size() == 2028);
     REQUIRE(solo.size() == built_solo.size());
     REQUIRE(pairs.size() == built_pairs.size());

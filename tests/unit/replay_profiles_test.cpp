@@ -39,14 +39,15 @@ TraceJob job(std::string name, std::string user, std::string profile = "") {
 
 TEST_CASE("rules: first match wins, all given patterns must match, otherwise") {
     auto cat = catalogue();
-    ProfileRules rules = parse_profile_rules("rules:\n"
-                                             "  - name: \"^bert\"\n"
-                                             "    user: alice\n"
-                                             "    profile: bert\n"
-                                             "  - name: \"(gpt|llm)\"\n"
-                                             "    profile: gpt\n"
-                                             "otherwise: resnet50\n",
-                                             "rules.yaml", cat);
+    ProfileRules rules = parse_profile_rules(
+        "rules:\n"
+        "  - name: \"^bert\"\n"
+        "    user: alice\n"
+        "    profile: bert\n"
+        "  - name: \"(gpt|llm)\"\n"
+        "    profile: gpt\n"
+        "otherwise: resnet50\n",
+        "rules.yaml", cat);
     Trace t;
     t.jobs = {job("bert-ft", "alice"), job("bert-ft", "bob"), job("my-llm", "bob"), job("x", "y", "gpt"),
               job("z", "y", "unknown-kind")};
@@ -103,13 +104,13 @@ TEST_CASE("a model family named in the log draws among that family's profiles") 
 }
 
 TEST_CASE("rules files: errors name file, line and key") {
-    CHECK(rules_error("rules:\n  - name: x\n    profile: nope\n").find("rules.yaml:3: key 'rules[0].profile': profile 'nope'") ==
-          0);
+    CHECK(rules_error("rules:\n  - name: x\n    profile: nope\n")
+              .find("rules.yaml:3: key 'rules[0].profile': profile 'nope'") == 0);
     CHECK(rules_error("rules:\n  - name: \"(\"\n    profile: bert\n").find("rules.yaml:2: key 'rules[0].name'") == 0);
     CHECK(rules_error("rules:\n  - profile: bert\n").find("give at least one of name, user, partition") !=
           std::string::npos);
     CHECK(rules_error("rule:\n  - name: x\n").find("unknown key") != std::string::npos);
-    CHECK(rules_error("rules:\n  - name: x\n    profile: bert\n    host: y\n").find("rules.yaml:4: key 'rules[0].host'") ==
-          0);
+    CHECK(rules_error("rules:\n  - name: x\n    profile: bert\n    host: y\n")
+              .find("rules.yaml:4: key 'rules[0].host'") == 0);
     CHECK(rules_error("otherwise: draw\n").empty());
 }

@@ -278,10 +278,11 @@ TEST_CASE("Helios/Philly CSV: by header name, datetimes or seconds, intervals") 
     CHECK(t.bad == 1);
     CHECK(t.bad_lines[0].line == 5);
 
-    std::string philly = "u_id,user,gpu_num,cpu_num,node_num,interval,run_time\n"
-                         "a1,x,1,4,1,0,100\n"
-                         "a2,y,4,16,1,30,200\n"
-                         "a3,y,2,8,1,15,50\n";
+    std::string philly =
+        "u_id,user,gpu_num,cpu_num,node_num,interval,run_time\n"
+        "a1,x,1,4,1,0,100\n"
+        "a2,y,4,16,1,30,200\n"
+        "a3,y,2,8,1,15,50\n";
     Trace p = read(philly, TraceFormat::Helios);
     REQUIRE(p.jobs.size() == 3);
     CHECK(p.jobs[1].submit == 30);
@@ -291,10 +292,11 @@ TEST_CASE("Helios/Philly CSV: by header name, datetimes or seconds, intervals") 
 }
 
 TEST_CASE("Tiresias CSV: the 60-job sample's format") {
-    std::string text = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n"
-                       "0,1,0,606,vgg19,164,30\n"
-                       "1,8,30,133,vgg11,147,23\n"
-                       "2,x,53,157,inception4,127,26\n";
+    std::string text =
+        "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n"
+        "0,1,0,606,vgg19,164,30\n"
+        "1,8,30,133,vgg11,147,23\n"
+        "2,x,53,157,inception4,127,26\n";
     Trace t = read(text, TraceFormat::Tiresias, true);
     REQUIRE(t.jobs.size() == 2);
     CHECK(t.jobs[1].gpus == 8);
@@ -307,10 +309,11 @@ TEST_CASE("Tiresias CSV: the 60-job sample's format") {
 }
 
 TEST_CASE("Gavel trace: seven tab-separated fields, catalogue names") {
-    std::string text = "ResNet-18 (batch size 32)\tcd x && python3 main.py\t--num_steps\t1\t1000\t0.000000\t1\n"
-                       "A3C\tcd y\t--max-steps\t0\t500\t12.5\t2\n"
-                       "LM (batch size 5)\tcd z\t--steps\t1\t-3\t20\t1\n"
-                       "short\tline\n";
+    std::string text =
+        "ResNet-18 (batch size 32)\tcd x && python3 main.py\t--num_steps\t1\t1000\t0.000000\t1\n"
+        "A3C\tcd y\t--max-steps\t0\t500\t12.5\t2\n"
+        "LM (batch size 5)\tcd z\t--steps\t1\t-3\t20\t1\n"
+        "short\tline\n";
     Trace t = read(text, TraceFormat::Gavel, true);
     REQUIRE(t.jobs.size() == 2);
     CHECK(t.jobs[0].name == "ResNet-18 (batch size 32)");
@@ -340,7 +343,8 @@ TEST_CASE("format detection, and the error that names the formats") {
     CHECK(e.find("sacct, jobcomp, coloc-history, swf, helios, gavel, tiresias") != std::string::npos);
     // Detected, then read from the start.
     Trace t = [] {
-        std::istringstream in("job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,0,6,vgg19,16,3\n");
+        std::istringstream in(
+            "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,0,6,vgg19,16,3\n");
         return read_trace(in, std::nullopt, "t.csv");
     }();
     CHECK(t.format == TraceFormat::Tiresias);

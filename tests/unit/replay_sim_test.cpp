@@ -107,9 +107,9 @@ TEST_CASE("measured truth: asymmetric pair speeds, by hand") {
 
 TEST_CASE("measured truth: delays add on one GPU, the slowest GPU sets a multi-GPU job's pace") {
     PairTable table("v100");
-    table.set("a", "b", 0.5);   // 1 s extra per second
-    table.set("a", "c", 0.8);   // 0.25 s extra
-    table.set("a", "d", 0.0);   // could not co-run
+    table.set("a", "b", 0.5);  // 1 s extra per second
+    table.set("a", "c", 0.8);  // 0.25 s extra
+    table.set("a", "d", 0.0);  // could not co-run
     TruthOptions o;
     o.cannot_corun_slowdown = 7;
     o.node_cost = 0.1;
@@ -276,12 +276,12 @@ TEST_CASE("workload: GPUs split over nodes, CPU-only and oversized jobs counted,
         j.time_limit = limit;
         t.jobs.push_back(j);
     };
-    add(4, 1, 10, 20);     // 1 node x 4
-    add(16, 0, 10, 0);     // 2 nodes x 8, limit from the run time
-    add(9, 0, 10, 5);      // 2 nodes x 5 (rounded up), ran over its limit
-    add(0, 1, 10, 20);     // CPU only
-    add(64, 8, 10, 20);    // 8 nodes: more than the cluster has
-    add(6, 2, 10, 20);     // 2 nodes x 3
+    add(4, 1, 10, 20);   // 1 node x 4
+    add(16, 0, 10, 0);   // 2 nodes x 8, limit from the run time
+    add(9, 0, 10, 5);    // 2 nodes x 5 (rounded up), ran over its limit
+    add(0, 1, 10, 20);   // CPU only
+    add(64, 8, 10, 20);  // 8 nodes: more than the cluster has
+    add(6, 2, 10, 20);   // 2 nodes x 3
     model::ProfileCatalogue catalogue;
     ProfileCounts counts;
     auto profiles = assign_profiles(t, catalogue, nullptr, 1, counts);
@@ -325,7 +325,7 @@ TEST_CASE("metrics: percentiles by nearest rank, durations, the table's changes"
     coloc.policy = "coloc", coloc.mean_jct = 80;
     std::string table = format_table({excl, pack, coloc});
     CHECK(table.find("vs pack") != std::string::npos);
-    CHECK(table.find("-20.0%") != std::string::npos);  // coloc vs pack
-    CHECK(table.find("-60.0%") != std::string::npos);  // coloc vs exclusive
-    CHECK(table.find("+100.0%") != std::string::npos); // exclusive vs pack
+    CHECK(table.find("-20.0%") != std::string::npos);   // coloc vs pack
+    CHECK(table.find("-60.0%") != std::string::npos);   // coloc vs exclusive
+    CHECK(table.find("+100.0%") != std::string::npos);  // exclusive vs pack
 }

@@ -2,10 +2,10 @@
 // clear error and change nothing; one client flooding requests does not starve another.
 #include <doctest/doctest.h>
 
+#include <zmq.h>
 #include <atomic>
 #include <chrono>
 #include <thread>
-#include <zmq.h>
 
 #include "daemon/server.hpp"
 #include "daemon/service/service.hpp"
@@ -22,11 +22,11 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-
 daemon::Config config() {
     daemon::Config c = daemon::parse_config(R"(node_types: { quad: { gpus: 4, slots_per_gpu: 2 } }
 nodes: [ { names: "n1", type: quad } ]
-)", "test.yaml");
+)",
+                                            "test.yaml");
     c.database = test::scratch("hostile.db");
     c.munge_socket = test::munge_socket();
     return c;
@@ -46,14 +46,17 @@ std::string raw_request(const std::string& endpoint, const std::vector<std::stri
     zmq_msg_t reply;
     zmq_msg_init(&reply);
     std::string out;
-    if (zmq_msg_recv(&reply, sock, 0) >= 0) out.assign(static_cast<const char*>(zmq_msg_data(&reply)), zmq_msg_size(&reply));
+    if (zmq_msg_recv(&reply, sock, 0) >= 0)
+        out.assign(static_cast<const char*>(zmq_msg_data(&reply)), zmq_msg_size(&reply));
     zmq_msg_close(&reply);
     zmq_close(sock);
     zmq_ctx_term(ctx);
     return out;
 }
 
-json call(const RunningServer& s, const json& body) { return proto::call(s.endpoint, body, {test::munge_socket(), 5000}); }
+json call(const RunningServer& s, const json& body) {
+    return proto::call(s.endpoint, body, {test::munge_socket(), 5000});
+}
 
 json place_body(std::int64_t job_id) {
     return {{"op", "place"}, {"job_id", job_id}, {"node", "n1"}, {"slots", 1}, {"mode", "bind"}};
@@ -68,7 +71,8 @@ struct Snapshot {
 };
 Snapshot snapshot(const RunningServer& s) {
     json status = call(s, {{"op", "status"}})["status"];
-    return {s.service.cluster().job_count(), s.service.counters().placements, status["jobs_in_history"].get<std::int64_t>()};
+    return {s.service.cluster().job_count(), s.service.counters().placements,
+            status["jobs_in_history"].get<std::int64_t>()};
 }
 
 }  // namespace
@@ -130,7 +134,7 @@ TEST_CASE("server: oversized and malformed messages are refused with a clear err
     CHECK(raw_request(s.endpoint, {std::string(8 * proto::kMaxMessage, 'x')}, 300).empty());
 
     CHECK(snapshot(s) == before);
-    CHECK(s.service.counters().refused >= 14);  // the two-frame request never reaches the service
+    CHECK(s.service.counters().refused >= 14);          // the two-frame request never reaches the service
     CHECK(call(s, place_body(2))["gpus"].size() == 1);  // and it still serves
 }
 
@@ -183,8 +187,8 @@ TEST_CASE("server: a client flooding place requests does not starve another clie
     MESSAGE("flood of " << kFlood << ": the other client waited " << waited_ms << " ms while the flooder got "
                         << answered_after - answered_before << " replies");
     CHECK(status["status"]["nodes"] == 1);
-    CHECK(answered == kFlood);                   // the flood itself was served in full
-    CHECK(answered_after < kFlood * 3 / 4);      // not served first-come-first-served behind it
+    CHECK(answered == kFlood);               // the flood itself was served in full
+    CHECK(answered_after < kFlood * 3 / 4);  // not served first-come-first-served behind it
     CHECK(waited_ms < 1000);
     CHECK(s.service.counters().placements == 8);  // eight slots on n1, the rest had no capacity
 }

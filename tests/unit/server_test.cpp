@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <zmq.h>
 #include <atomic>
 #include <thread>
-#include <zmq.h>
 
 #include "daemon/server.hpp"
 #include "daemon/service/service.hpp"
@@ -18,11 +18,11 @@ using test::RunningServer;
 
 namespace {
 
-
 daemon::Config config() {
     daemon::Config c = daemon::parse_config(R"(node_types: { quad: { gpus: 4, slots_per_gpu: 2 } }
 nodes: [ { names: "n1", type: quad } ]
-)", "test.yaml");
+)",
+                                            "test.yaml");
     c.database = test::scratch("server.db");
     c.munge_socket = test::munge_socket();
     return c;

@@ -28,7 +28,8 @@ node_types:
   quad: { gpus: 4, slots_per_gpu: 2, nvlink_islands: [[0, 1], [2, 3]] }
 nodes:
   - { names: "n[1-2]", type: quad, link: leaf1 }
-)", "test.yaml");
+)",
+                            "test.yaml");
     c.database = db;
     c.munge_socket = test::munge_socket();
     return c;
@@ -38,7 +39,8 @@ json call(Service& s, json body) {
     return json::parse(s.handle(proto::seal_request(std::move(body), test::munge_socket())));
 }
 
-json place_job(Service& s, std::int64_t job, const std::string& partition, int slots, std::vector<int> slurm_gpus = {}) {
+json place_job(Service& s, std::int64_t job, const std::string& partition, int slots,
+               std::vector<int> slurm_gpus = {}) {
     proto::PlaceRequest r;
     r.job_id = job;
     r.job_uid = 1000;
@@ -240,7 +242,9 @@ TEST_CASE("service: observed iteration times teach the model, and what it learne
         CHECK(call(s, {{"op", "observe"}, {"job_id", 1}})["error"]["code"] == "bad_field");
     }
     Service again(test_config(db));
-    json r = call(again, {{"op", "observe"}, {"job_id", 1}, {"iter_time_s", again.cluster().find(1)->profile->iter_time_s * 3.0}});
+    json r =
+        call(again,
+             {{"op", "observe"}, {"job_id", 1}, {"iter_time_s", again.cluster().find(1)->profile->iter_time_s * 3.0}});
     REQUIRE(r["ok"] == true);
     CHECK(r["predicted_before"].get<double>() == doctest::Approx(learned).epsilon(0.02));
 }

@@ -1,11 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <csignal>
-#include <stdexcept>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <thread>
-#include <unistd.h>
 
 #include "spank/bounded_child.hpp"
 

@@ -53,10 +53,10 @@ TEST_CASE("spank: the child's message carries colocd's reply, the slot count and
 }
 
 TEST_CASE("spank: what is not the child's message decodes to nothing") {
-    for (const char* bad : {"", "slots", "{}", "[1]", R"({"slots":1,"skip":false})",
-                            R"({"slots":1,"skip":false,"error":"gone"})",
-                            R"({"slots":"1","skip":false,"error":"none"})",
-                            R"({"slots":1,"skip":false,"error":"none","reply":{"gpus":[1]}})"}) {
+    for (const char* bad :
+         {"", "slots", "{}", "[1]", R"({"slots":1,"skip":false})", R"({"slots":1,"skip":false,"error":"gone"})",
+          R"({"slots":"1","skip":false,"error":"none"})",
+          R"({"slots":1,"skip":false,"error":"none","reply":{"gpus":[1]}})"}) {
         CAPTURE(bad);
         CHECK_FALSE(decode(bad).has_value());
     }

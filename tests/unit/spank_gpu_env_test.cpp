@@ -23,10 +23,10 @@ TEST_CASE("spank: GPU lists from the environment") {
 }
 
 TEST_CASE("spank: CUDA_VISIBLE_DEVICES for the chosen GPUs") {
-    CHECK(visible_devices_for({2, 3}, {}, {}) == "2,3");            // bind: physical indices
-    CHECK(visible_devices_for({6}, {4, 6}, {4, 6}) == "6");         // unconstrained narrow
-    CHECK(visible_devices_for({6}, {4, 6}, {0, 1}) == "1");         // constrained: renumbered
-    CHECK(visible_devices_for({6, 4}, {4, 6}, {0, 1}) == "1,0");    // colocd's order kept
+    CHECK(visible_devices_for({2, 3}, {}, {}) == "2,3");          // bind: physical indices
+    CHECK(visible_devices_for({6}, {4, 6}, {4, 6}) == "6");       // unconstrained narrow
+    CHECK(visible_devices_for({6}, {4, 6}, {0, 1}) == "1");       // constrained: renumbered
+    CHECK(visible_devices_for({6, 4}, {4, 6}, {0, 1}) == "1,0");  // colocd's order kept
     CHECK(intersect({3, 1, 7}, {1, 2, 3}) == std::vector<int>{3, 1});
 }
 

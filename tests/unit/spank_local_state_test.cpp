@@ -1,13 +1,13 @@
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <fcntl.h>
-#include <filesystem>
-#include <fstream>
-#include <random>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
 
 #include "spank/local_state.hpp"
 #include "tests/unit/test_env.hpp"
@@ -206,15 +206,27 @@ TEST_CASE("spank: the state survives a JSON round trip; unreadable entries are s
 TEST_CASE("spank: the state file persists per node, and a corrupt one starts afresh with a warning") {
     ScratchDir dir;
     StateFile n1(dir.path + "/sub", "n1");
-    CHECK(n1.update(50, [](NodeState& s) { record(s, bind_holding(1, {0})); return true; }).empty());
+    CHECK(n1.update(50, [](NodeState& s) {
+                record(s, bind_holding(1, {0}));
+                return true;
+            }).empty());
     std::size_t seen = 0;
-    StateFile(dir.path + "/sub", "n1").update(50, [&](NodeState& s) { seen = s.holdings.size(); return false; });
+    StateFile(dir.path + "/sub", "n1").update(50, [&](NodeState& s) {
+        seen = s.holdings.size();
+        return false;
+    });
     CHECK(seen == 1);
-    StateFile(dir.path + "/sub", "n2").update(50, [&](NodeState& s) { seen = s.holdings.size(); return false; });
+    StateFile(dir.path + "/sub", "n2").update(50, [&](NodeState& s) {
+        seen = s.holdings.size();
+        return false;
+    });
     CHECK(seen == 0);
 
     std::ofstream(n1.data_path()) << "{not json";
-    std::string warning = n1.update(50, [&](NodeState& s) { seen = s.holdings.size(); return false; });
+    std::string warning = n1.update(50, [&](NodeState& s) {
+        seen = s.holdings.size();
+        return false;
+    });
     CHECK(seen == 0);
     CHECK(warning.find("not valid JSON") != std::string::npos);
 }
@@ -238,21 +250,27 @@ TEST_CASE("spank: a held lock makes the update give up at its deadline") {
 TEST_CASE("spank: notes left while the lock is busy are merged by the next update, then removed") {
     ScratchDir dir;
     StateFile f(dir.path, "n1");
-    f.update(50, [](NodeState& s) { record(s, bind_holding(3, {2})); return true; });
+    f.update(50, [](NodeState& s) {
+        record(s, bind_holding(3, {2}));
+        return true;
+    });
     int fd = ::open((dir.path + "/n1.lock").c_str(), O_RDWR);
     REQUIRE(fd >= 0);
     REQUIRE(::flock(fd, LOCK_EX) == 0);
     CHECK_THROWS_AS(f.update(10, [](NodeState&) { return true; }), StateError);
-    f.leave_note(bind_holding(7, {1}, false));           // a choice made without the lock
+    f.leave_note(bind_holding(7, {1}, false));  // a choice made without the lock
     Holding end = bind_holding(3, {});
     end.ended = 1100;
     end.exit_status = 2;
-    f.leave_note(end);                                   // an epilog that could not wait longer
-    CHECK(f.peek().holdings.size() == 1);                // notes are not the state yet
+    f.leave_note(end);                     // an epilog that could not wait longer
+    CHECK(f.peek().holdings.size() == 1);  // notes are not the state yet
     ::close(fd);
 
     NodeState seen;
-    f.update(50, [&](NodeState& s) { seen = s; return false; });  // merged even when fn writes nothing
+    f.update(50, [&](NodeState& s) {
+        seen = s;
+        return false;
+    });  // merged even when fn writes nothing
     REQUIRE(seen.holdings.size() == 2);
     const Holding* seven = seen.find(7);
     REQUIRE(seven != nullptr);
@@ -262,7 +280,10 @@ TEST_CASE("spank: notes left while the lock is busy are merged by the next updat
     CHECK(unreported(seen).size() == 2);
     CHECK(slot_use(seen, 4) == std::vector<int>{0, 1, 0, 0});
     CHECK(std::filesystem::is_empty(f.notes_dir()));
-    f.update(50, [&](NodeState& s) { seen = s; return false; });
+    f.update(50, [&](NodeState& s) {
+        seen = s;
+        return false;
+    });
     CHECK(seen.holdings.size() == 2);  // stored, and not merged twice
 }
 
@@ -295,7 +316,10 @@ TEST_CASE("spank: eight processes choosing at once under the lock never share be
         CHECK(WEXITSTATUS(status) == 0);
     }
     NodeState final_state;
-    StateFile(dir.path, "n1").update(50, [&](NodeState& s) { final_state = s; return false; });
+    StateFile(dir.path, "n1").update(50, [&](NodeState& s) {
+        final_state = s;
+        return false;
+    });
     CHECK(final_state.holdings.size() == 8);
     CHECK(slot_use(final_state, 4) == std::vector<int>{2, 2, 2, 2});
 }

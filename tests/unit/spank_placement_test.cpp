@@ -1,12 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <thread>
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include "proto/errors.hpp"
 #include "spank/local_state.hpp"
@@ -76,7 +76,10 @@ struct World {
     }
     NodeState state(const std::string& node = "n1") const {
         NodeState out;
-        StateFile(config.state_dir, node).update(100, [&](NodeState& s) { out = s; return false; });
+        StateFile(config.state_dir, node).update(100, [&](NodeState& s) {
+            out = s;
+            return false;
+        });
         return out;
     }
 
@@ -298,7 +301,7 @@ TEST_CASE("spank: --coloc=off in bind mode gets GPUs of its own slots, chosen he
     REQUIRE(w.logs.size() == 1);
     CHECK(w.logs[0].rfind("job 5 on n1: --coloc=off; GPUs ", 0) == 0);
     REQUIRE(w.state().find(5) != nullptr);
-    CHECK_FALSE(w.state().find(5)->reported);  // colocd hears of it with the next request
+    CHECK_FALSE(w.state().find(5)->reported);                               // colocd hears of it with the next request
     CHECK(w.place(bind_job(5), off).visible_devices == o.visible_devices);  // a later step reuses it
     CHECK(w.lookups() == 2);
     CHECK(w.place(bind_job(6)).set_devices);

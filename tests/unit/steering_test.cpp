@@ -73,8 +73,8 @@ TEST_CASE("steering: class features go on quiet nodes, and stay until the loss p
     NodeAdvice a = advise(cfg, 0, {0.04, 0.2}, std::nullopt);
     CHECK(a.features == std::vector<std::string>{"coloc_quietnet"});
     CHECK(advise(cfg, 0, {0.06, 0.2}, std::nullopt).features.empty());  // not quiet yet
-    CHECK(advise(cfg, 0, {0.06, 0.2}, a).features == a.features);        // quiet still: 0.06 <= 0.07
-    CHECK(advise(cfg, 0, {0.08, 0.2}, a).features.empty());              // 0.08 > 0.07: gone
+    CHECK(advise(cfg, 0, {0.06, 0.2}, a).features == a.features);       // quiet still: 0.06 <= 0.07
+    CHECK(advise(cfg, 0, {0.08, 0.2}, a).features.empty());             // 0.08 > 0.07: gone
 }
 
 TEST_CASE("steering: n1 and n2 busy with a communication-heavy job weigh more, n3 and n4 carry the features") {
@@ -125,9 +125,9 @@ TEST_CASE("steering: rounds are rate-limited and run only when due and something
     CHECK(steering.round(f.state, f.policy, f.model, 10000).size() == 1);  // due, and 3 were left
     CHECK(steering.round(f.state, f.policy, f.model, 20000).size() == 1);
     CHECK(steering.round(f.state, f.policy, f.model, 30000).size() == 1);
-    CHECK(steering.round(f.state, f.policy, f.model, 40000).empty());      // all told, nothing changed
+    CHECK(steering.round(f.state, f.policy, f.model, 40000).empty());  // all told, nothing changed
     steering.mark_dirty();
-    CHECK(steering.round(f.state, f.policy, f.model, 50000).empty());      // changed, but the same advice
+    CHECK(steering.round(f.state, f.policy, f.model, 50000).empty());  // changed, but the same advice
     CHECK(steering.updates() == 4);
 }
 
@@ -180,7 +180,8 @@ nodes:
   quiet_loss: 0.1
   quiet_hysteresis: 0.01
   classes: { coloc_quietnet: gpt-1b-2node, coloc_quietgpu: }
-)", "t.yaml");
+)",
+                            "t.yaml");
     CHECK(c.steering.enabled);
     CHECK(c.steering.interval_s == 3);
     CHECK(c.steering.max_updates_per_round == 8);

@@ -2,10 +2,10 @@
 // public datasets beside the clone.
 #pragma once
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 
 namespace coloc::test {
 

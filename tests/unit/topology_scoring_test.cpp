@@ -21,11 +21,16 @@ public:
     std::string name() const override { return "per-level"; }
     static double cost(model::Sharing w) {
         switch (w) {
-        case model::Sharing::Gpu: return 0.5;
-        case model::Sharing::Island: return 0.25;
-        case model::Sharing::Switch: return 0.125;
-        case model::Sharing::Node: return 0.0625;
-        case model::Sharing::Link: return 1.0;
+            case model::Sharing::Gpu:
+                return 0.5;
+            case model::Sharing::Island:
+                return 0.25;
+            case model::Sharing::Switch:
+                return 0.125;
+            case model::Sharing::Node:
+                return 0.0625;
+            case model::Sharing::Link:
+                return 1.0;
         }
         return 0;
     }
@@ -40,8 +45,8 @@ struct Scoring {
         n.name = "four";
         n.gpus = 4;
         n.slots_per_gpu = 2;
-        n.island = {0, 0, -1, -1};       // GPUs 0-1 on NVLink
-        n.pcie_switch = {0, 0, 1, 1};    // 0-1 and 2-3 behind a switch each
+        n.island = {0, 0, -1, -1};     // GPUs 0-1 on NVLink
+        n.pcie_switch = {0, 0, 1, 1};  // 0-1 and 2-3 behind a switch each
         const int type = t.add_type(n);
         t.add_node("a1", type, "leaf1");
         t.add_node("a2", type, "leaf1");
@@ -82,7 +87,8 @@ TEST_CASE("scoring: each candidate GPU costs the job's loss plus its neighbour's
     // GPU 2 and 3 share only the node with job 1 (1.0625 each); GPU 1 its NVLink island (1.25
     // each); GPU 0 the GPU itself (1.5 each). GPUs 2 and 3 are alike: the engine scores one of
     // them, the lower.
-    const std::vector<std::pair<int, double>> expected = {{2, 2 * lost(1.0625)}, {1, 2 * lost(1.25)}, {0, 2 * lost(1.5)}};
+    const std::vector<std::pair<int, double>> expected = {
+        {2, 2 * lost(1.0625)}, {1, 2 * lost(1.25)}, {0, 2 * lost(1.5)}};
     REQUIRE(d.ranked.size() == expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i) {
         CAPTURE(i);
@@ -130,7 +136,8 @@ TEST_CASE("scoring: a multi-node job's link term reaches multi-node jobs on the 
     for (const auto& e : c.effects) {
         CAPTURE(e.id);
         CHECK(e.before == doctest::Approx(1.0));
-        const double level = e.id == 1 ? PerLevelModel::cost(model::Sharing::Node) : PerLevelModel::cost(model::Sharing::Switch);
+        const double level =
+            e.id == 1 ? PerLevelModel::cost(model::Sharing::Node) : PerLevelModel::cost(model::Sharing::Switch);
         CHECK(e.after == doctest::Approx(1 + level + PerLevelModel::cost(model::Sharing::Link)));
     }
     const double harm = lost(1 + 0.0625 + 1, 2) + lost(1 + 0.125 + 1, 2);

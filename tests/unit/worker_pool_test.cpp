@@ -16,8 +16,7 @@ TEST_CASE("worker pool: every item runs once, side by side, and for_each returns
         std::atomic<int> at_once{0}, most{0};
         pool.for_each(n, [&](std::size_t i) {
             const int now = ++at_once;
-            for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
-            }
+            for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {}
             std::this_thread::sleep_for(std::chrono::milliseconds(n > 2 ? 2 : 0));  // long enough to overlap
             ++runs[i];
             --at_once;
