@@ -268,7 +268,12 @@ void ColocModel::observe(const JobProfile& job, std::span<const Neighbour> neigh
 std::unique_ptr<Learner::Saved> ColocModel::save() const { return std::make_unique<SavedModel>(*this); }
 
 void ColocModel::restore(std::unique_ptr<Saved> saved) {
-    if (saved) *this = std::move(static_cast<SavedModel&>(*saved).model);  // only save() makes them
+    if (!saved) return;
+    ColocModel& back = static_cast<SavedModel&>(*saved).model;  // only save() makes them
+    // Learning never changes the catalogue, and callers hold pointers into this one: it stays
+    // (moving a deque keeps its elements where they are).
+    back.catalogue_ = std::move(catalogue_);
+    *this = std::move(back);
 }
 
 }  // namespace coloc::model
