@@ -5,12 +5,15 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <iostream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 #include <vector>
 
 #include "client/coloc_report.h"
 #include "client/reporter.hpp"
+#include "ctl/cli.hpp"
 #include "proto/auth.hpp"
 #include "proto/client.hpp"
 #include "proto/envelope.hpp"
@@ -145,6 +148,27 @@ struct JobEnv {
     }
 };
 
+// Runs `colocctl ARGS...` in this process; returns its exit code, with what it printed.
+int colocctl(std::vector<std::string> args, std::string& out, std::string& err) {
+    args.insert(args.begin(), "colocctl");
+    std::vector<const char*> argv;
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    std::ostringstream o, e;
+    auto* old_out = std::cout.rdbuf(o.rdbuf());
+    auto* old_err = std::cerr.rdbuf(e.rdbuf());
+    int rc = 0;
+    try {
+        rc = ctl::colocctl_main(static_cast<int>(argv.size()), argv.data());
+    } catch (...) {
+        rc = -1;
+    }
+    std::cout.rdbuf(old_out);
+    std::cerr.rdbuf(old_err);
+    out = o.str();
+    err = e.str();
+    return rc;
+}
+
 }  // namespace
 
 TEST_CASE("coloc_report: with colocd down, an iteration returns at once and one line says so") {
@@ -249,5 +273,18 @@ nodes: [ { names: "n1", type: quad } ]
     coloc_report_close();
     CHECK(s.service.counters().observations >= 1);
     json status = proto::call(s.endpoint, {{"op", "status"}}, {test::munge_socket(), 5000});
-    CHECK(status["status"]["observations"].get<int>() >= 1);
+    const int reported = status["status"]["observations"].get<int>();
+    CHECK(reported >= 1);
+
+    // colocctl observe sends the same op.
+    std::string out, err;
+    CHECK(colocctl({"--endpoint", s.endpoint, "observe", "1", "--iter-time", "0.4", "--iterations", "10"}, out, err) ==
+          0);
+    CHECK(out.find("job 1: measured slowdown ") == 0);
+    CHECK(s.service.counters().observations == reported + 1);
+    CHECK(colocctl({"--endpoint", s.endpoint, "--json", "observe", "1", "--iter-time", "0.4"}, out, err) == 0);
+    CHECK(json::parse(out)["observation"]["job_id"] == 1);
+    CHECK(colocctl({"--endpoint", s.endpoint, "observe", "99", "--iter-time", "0.4"}, out, err) == 1);
+    CHECK(err.find("colocctl: error: job 99 is not known to colocd") == 0);
+    CHECK(colocctl({"--endpoint", s.endpoint, "observe", "1"}, out, err) == 2);  // --iter-time is required
 }
