@@ -53,7 +53,7 @@ BENCH_BIN := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
 LIBS     := $(BUILD)/libspank_logic.a $(BUILD)/libcolocd.a $(BUILD)/libcoloc_core.a
 SAN_LIBS := $(SAN_BUILD)/libspank_logic.a $(SAN_BUILD)/libcolocd.a $(SAN_BUILD)/libcoloc_core.a
 
-.PHONY: all check unit-test integration-test san-test demo bench deps clean format format-check slurm-headers-check
+.PHONY: all check unit-test client-test integration-test san-test demo bench deps clean format format-check slurm-headers-check
 all: $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/libcoloc_report.so $(BUILD)/unit-tests $(BENCH_BIN)
 
 $(BUILD)/libcoloc_core.a: $(CORE_OBJ)
@@ -133,6 +133,10 @@ deps:
 unit-test: $(BUILD)/unit-tests
 	tests/unit-run $(BUILD)/unit-tests
 
+# The Python client (client/coloc_report.py) against a colocd of its own, beside a private munged.
+client-test: $(BUILD)/colocd
+	COLOC_BUILD_DIR=$(BUILD) tests/unit-run python3 -m unittest discover -s tests/client -v
+
 # colocd and colocctl with ASan + UBSan, for san-integration-test.
 $(SAN_BUILD)/colocd: $(SAN_BUILD)/obj/daemon/colocd_main.o $(SAN_LIBS)
 	$(CXX) $(CXXFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
@@ -155,6 +159,7 @@ check: deps
 	$(MAKE) slurm-headers-check
 	$(MAKE) san-test
 	$(MAKE) unit-test
+	$(MAKE) client-test
 	$(MAKE) fuzz-check
 	$(MAKE) integration-test
 	$(MAKE) san-integration-test
