@@ -24,6 +24,7 @@ Only the standard library: ZeroMQ's wire protocol (ZMTP 3.0, NULL mechanism, as 
 spoken here over the ipc:// or tcp:// endpoint, one connection per report.
 """
 
+import atexit
 import hashlib
 import json
 import math
@@ -392,3 +393,6 @@ def close():
             r.close()
         except Exception:
             pass
+
+
+atexit.register(close)  # what is summed at exit still goes, as with the C library
