@@ -3,6 +3,7 @@
 #include "client/coloc_report.h"
 
 #include <unistd.h>
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -13,7 +14,9 @@ namespace {
 
 std::mutex g_mu;
 coloc::client::Reporter* g_reporter = nullptr;
-pid_t g_owner = 0;
+// Read before g_mu: a forked child returns at once, even where the fork came while another thread
+// of the parent held g_mu.
+std::atomic<pid_t> g_owner{0};
 
 // Stops the current reporter; in a forked child it is the parent's, and left alone.
 void stop_locked() {
@@ -58,6 +61,7 @@ int coloc_report_init(void) {
 }
 
 void coloc_report_iteration(double seconds) {
+    if (getpid() != g_owner.load(std::memory_order_relaxed)) return;
     try {
         std::lock_guard lock(g_mu);
         if (g_reporter) g_reporter->iteration(seconds);
@@ -65,6 +69,7 @@ void coloc_report_iteration(double seconds) {
 }
 
 void coloc_report_flush(void) {
+    if (getpid() != g_owner.load(std::memory_order_relaxed)) return;
     try {
         std::lock_guard lock(g_mu);
         if (g_reporter) g_reporter->flush();

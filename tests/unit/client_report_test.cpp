@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 #include <atomic>
@@ -210,6 +211,30 @@ TEST_CASE("coloc_report: iterations within an interval go as one mean with their
     CHECK(last["iterations"] == 1);
     CHECK(r.sent() == 2);
     CHECK(log.get().empty());
+}
+
+TEST_CASE("coloc_report: a forked child (a data loader worker) reports nothing and does not hang") {
+    FakeColocd colocd;
+    JobEnv env(colocd.endpoint);
+    setenv("COLOC_REPORT_TIMEOUT_MS", "2000", 1);
+    REQUIRE(coloc_report_init() == 1);
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        coloc_report_iteration(9.0);
+        coloc_report_flush();
+        coloc_report_close();
+        _exit(0);
+    }
+    int status = -1;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    coloc_report_iteration(0.5);
+    coloc_report_close();
+    auto got = colocd.got();
+    REQUIRE(got.size() == 1);
+    CHECK(proto::open_request(got[0]).body["iter_time_s"].get<double>() == doctest::Approx(0.5));
 }
 
 TEST_CASE("coloc_report: settings come from the job's environment") {
