@@ -7,11 +7,11 @@
  * own: coloc_report_iteration() only adds to a sum and never waits on colocd or munged. A failed
  * send is dropped; the first failure is logged as one line on stderr, starting "coloc: ".
  *
- * Environment (the plugin sets the first three in the job's tasks):
+ * Environment (Slurm and spank_coloc.so set the first three in the job's tasks):
  *   SLURM_JOB_ID              the job to report for (required)
  *   COLOC_DECISION            set when coloc placed the job (required: else nothing is sent)
  *   COLOC_ENDPOINT            colocd's endpoint, default ipc:///run/coloc/colocd.sock
- *   SLURMD_NODENAME           the node, sent along for colocd's log
+ *   SLURMD_NODENAME           the node, sent along (informational)
  *   COLOC_REPORT              "0" turns reporting off
  *   COLOC_REPORT_INTERVAL_S   seconds between reports, default 30 (0 = every iteration)
  *   COLOC_REPORT_TIMEOUT_MS   how long the sending thread waits for colocd, default 500

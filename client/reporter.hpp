@@ -21,7 +21,7 @@ using LogSink = std::function<void(const std::string&)>;
 struct ReportSettings {
     std::string endpoint = "ipc:///run/coloc/colocd.sock";
     std::int64_t job_id = 0;
-    std::string node;          // sent along for colocd's log; may be empty
+    std::string node;          // sent along (informational: colocd reads the job); may be empty
     std::string munge_socket;  // empty = munge's default
     double interval_s = 30;    // at most one report per interval; 0 = one per iteration
     int timeout_ms = 500;      // the sending thread's wait for colocd's reply
@@ -36,7 +36,7 @@ struct Batch {
     std::int64_t count = 0;
 };
 
-// The observe request for a batch: what colocd reads (job_id, iter_time_s) and, for its log,
+// The observe request for a batch: what colocd reads (job_id, iter_time_s) and, informational,
 // how many iterations the mean is over and the node.
 nlohmann::json observe_body(const ReportSettings& s, const Batch& b);
 

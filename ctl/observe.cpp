@@ -16,7 +16,7 @@ void add_observe_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
     cmd->add_option("--iter-time", iter_time_s, "seconds one training iteration took (a mean)")
         ->required()
         ->check(CLI::Range(1e-6, 1e6));
-    cmd->add_option("--iterations", iterations, "how many iterations the mean is over (for colocd's log)")
+    cmd->add_option("--iterations", iterations, "how many iterations the mean is over (sent along, informational)")
         ->check(CLI::Range(1LL, 1000000000000LL));
     cmd->callback([&opts, &exit_code] {
         json reply;
