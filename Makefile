@@ -54,7 +54,7 @@ LIBS     := $(BUILD)/libspank_logic.a $(BUILD)/libcolocd.a $(BUILD)/libcoloc_cor
 SAN_LIBS := $(SAN_BUILD)/libspank_logic.a $(SAN_BUILD)/libcolocd.a $(SAN_BUILD)/libcoloc_core.a
 
 .PHONY: all check unit-test client-test integration-test san-test demo bench deps clean format format-check slurm-headers-check
-all: $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/libcoloc_report.so $(BUILD)/unit-tests $(BENCH_BIN)
+all: $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/libcoloc_report.so $(BUILD)/libcoloc_report.a $(BUILD)/unit-tests $(BENCH_BIN)
 
 $(BUILD)/libcoloc_core.a: $(CORE_OBJ)
 $(BUILD)/libcolocd.a: $(DAEMON_OBJ)
@@ -95,6 +95,11 @@ $(BUILD)/spank_coloc.so: $(BUILD)/obj/spank/spank_coloc.o $(BUILD)/libspank_logi
 $(BUILD)/libcoloc_report.so: $(CLIENT_OBJ) $(BUILD)/libcoloc_core.a client/coloc_report.map
 	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=client/coloc_report.map -Wl,-z,defs \
 	    -o $@ $(filter %.o %.a,$^) -lzmq -lmunge -lsodium -pthread
+
+# The same for static linking, with the part of the wire protocol it uses; link it with
+# -lzmq -lmunge -lsodium -lstdc++ -lm -pthread.
+CLIENT_PROTO_OBJ := $(call obj,$(BUILD),proto/auth.cpp proto/client.cpp proto/envelope.cpp proto/fields.cpp)
+$(BUILD)/libcoloc_report.a: $(CLIENT_OBJ) $(CLIENT_PROTO_OBJ)
 
 # The tests run colocctl's offline commands too: all of ctl but main().
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(CLIENT_OBJ) $(filter-out %/colocctl_main.o,$(CTL_OBJ)) $(LIBS)

@@ -19,7 +19,8 @@ unitdir         ?= $(PREFIX)/lib/systemd/system
 INSTALL         ?= install
 
 MAN_PAGES := $(wildcard man/*.[1-8])
-INSTALL_BINS := $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/libcoloc_report.so
+INSTALL_BINS := $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/libcoloc_report.so \
+    $(BUILD)/libcoloc_report.a
 
 # Paths inside the shipped files follow the directories chosen here.
 _unit_sed := -e 's|/usr/sbin/colocd|$(sbindir)/colocd|' -e 's|/etc/coloc/|$(sysconfdir)/coloc/|'
@@ -36,6 +37,7 @@ install: $(INSTALL_BINS)
 	$(INSTALL) -m 0755 $(BUILD)/spank_coloc.so $(DESTDIR)$(slurm_plugindir)/spank_coloc.so
 	@# What a training job reports its iteration times with (coloc_report(3)).
 	$(INSTALL) -m 0644 $(BUILD)/libcoloc_report.so $(DESTDIR)$(libdir)/libcoloc_report.so
+	$(INSTALL) -m 0644 $(BUILD)/libcoloc_report.a $(DESTDIR)$(libdir)/libcoloc_report.a
 	$(INSTALL) -m 0644 client/coloc_report.h $(DESTDIR)$(includedir)/coloc_report.h
 	$(INSTALL) -m 0644 client/coloc_report.py $(DESTDIR)$(pythondir)/coloc_report.py
 	@for page in $(MAN_PAGES); do \
@@ -61,6 +63,7 @@ uninstall:
 	rm -f $(DESTDIR)$(sbindir)/colocd $(DESTDIR)$(bindir)/colocctl \
 	    $(DESTDIR)$(slurm_plugindir)/spank_coloc.so $(DESTDIR)$(unitdir)/colocd.service \
 	    $(DESTDIR)$(docdir)/GAVEL-LICENSE $(DESTDIR)$(libdir)/libcoloc_report.so \
+	    $(DESTDIR)$(libdir)/libcoloc_report.a \
 	    $(DESTDIR)$(includedir)/coloc_report.h $(DESTDIR)$(pythondir)/coloc_report.py \
 	    $(foreach p,$(MAN_PAGES),$(DESTDIR)$(mandir)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 	@# Configuration files go only when unchanged.

@@ -29,6 +29,7 @@ expect_file /etc/coloc/profiles.yaml 644
 expect_file $prefix/share/doc/coloc/GAVEL-LICENSE 644
 expect_file /etc/slurm/plugstack.conf.d/coloc.conf 644
 expect_file $libdir/libcoloc_report.so 644
+expect_file $libdir/libcoloc_report.a 644
 expect_file $prefix/include/coloc_report.h 644
 expect_file $prefix/lib/python3/dist-packages/coloc_report.py 644
 for page in man/*.[1-8]; do
@@ -58,6 +59,9 @@ cc -Wall -Werror -I"$dest$prefix/include" -o "$dest/report" "$dest/report.c" -L"
 out=$(env -u SLURM_JOB_ID -u COLOC_DECISION LD_LIBRARY_PATH="$dest$libdir" "$dest/report" 2>&1) ||
     fail "the C program failed outside a job: $out"
 [ -z "$out" ] || fail "the C program printed outside a job: $out"
+cc -Wall -Werror -I"$dest$prefix/include" -o "$dest/report" "$dest/report.c" "$dest$libdir/libcoloc_report.a" \
+    -lzmq -lmunge -lsodium -lstdc++ -lm -pthread || fail "a C program does not link the installed libcoloc_report.a"
+out=$(env -u SLURM_JOB_ID -u COLOC_DECISION "$dest/report" 2>&1) || fail "the statically linked C program failed: $out"
 rm -f "$dest/report" "$dest/report.c"
 out=$(env -u SLURM_JOB_ID PYTHONPATH="$dest$prefix/lib/python3/dist-packages" python3 -c \
     'import coloc_report; assert not coloc_report.init(); coloc_report.iteration(1.0); coloc_report.close(); print(coloc_report.__file__)') ||
