@@ -27,6 +27,7 @@ CORE_SRC := $(wildcard proto/*.cpp model/*.cpp model/io/*.cpp place/*.cpp replay
 DAEMON_SRC := $(filter-out daemon/colocd_main.cpp,$(wildcard daemon/*.cpp daemon/*/*.cpp))
 CTL_SRC := $(wildcard ctl/*.cpp)
 SPANK_LOGIC_SRC := $(filter-out spank/spank_coloc.cpp,$(wildcard spank/*.cpp))
+CLIENT_SRC := $(wildcard client/*.cpp)
 UNIT_SRC := $(wildcard tests/unit/*.cpp)
 BENCH_SRC := $(wildcard bench/*.cpp)
 
@@ -37,12 +38,14 @@ DAEMON_OBJ := $(call obj,$(BUILD),$(DAEMON_SRC))
 CTL_OBJ    := $(call obj,$(BUILD),$(CTL_SRC))
 SPANK_LOGIC_OBJ := $(call obj,$(BUILD),$(SPANK_LOGIC_SRC))
 UNIT_OBJ   := $(call obj,$(BUILD),$(UNIT_SRC))
+CLIENT_OBJ := $(call obj,$(BUILD),$(CLIENT_SRC))
 
 SAN_CORE_OBJ   := $(call obj,$(SAN_BUILD),$(CORE_SRC))
 SAN_DAEMON_OBJ := $(call obj,$(SAN_BUILD),$(DAEMON_SRC))
 SAN_CTL_OBJ    := $(call obj,$(SAN_BUILD),$(CTL_SRC))
 SAN_SPANK_LOGIC_OBJ := $(call obj,$(SAN_BUILD),$(SPANK_LOGIC_SRC))
 SAN_UNIT_OBJ   := $(call obj,$(SAN_BUILD),$(UNIT_SRC))
+SAN_CLIENT_OBJ := $(call obj,$(SAN_BUILD),$(CLIENT_SRC))
 
 BENCH_BIN := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -50,8 +53,8 @@ BENCH_BIN := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
 LIBS     := $(BUILD)/libspank_logic.a $(BUILD)/libcolocd.a $(BUILD)/libcoloc_core.a
 SAN_LIBS := $(SAN_BUILD)/libspank_logic.a $(SAN_BUILD)/libcolocd.a $(SAN_BUILD)/libcoloc_core.a
 
-.PHONY: all check unit-test integration-test san-test demo bench deps clean format format-check slurm-headers-check
-all: $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/unit-tests $(BENCH_BIN)
+.PHONY: all check unit-test client-test integration-test san-test demo bench deps clean format format-check slurm-headers-check
+all: $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/libcoloc_report.so $(BUILD)/libcoloc_report.a $(BUILD)/unit-tests $(BENCH_BIN)
 
 $(BUILD)/libcoloc_core.a: $(CORE_OBJ)
 $(BUILD)/libcolocd.a: $(DAEMON_OBJ)
@@ -87,8 +90,19 @@ $(BUILD)/spank_coloc.so: $(BUILD)/obj/spank/spank_coloc.o $(BUILD)/libspank_logi
 	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=spank/spank_coloc.map -Wl,-z,defs \
 	    -o $@ $(filter %.o %.a,$^) -lzmq -lmunge -lsodium -lslurm -static-libstdc++ -static-libgcc
 
+# The library a training job reports its iteration times with (client/coloc_report.h): it
+# exports only the C API and carries the wire protocol it needs from the core library.
+$(BUILD)/libcoloc_report.so: $(CLIENT_OBJ) $(BUILD)/libcoloc_core.a client/coloc_report.map
+	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=client/coloc_report.map -Wl,-z,defs \
+	    -o $@ $(filter %.o %.a,$^) -lzmq -lmunge -lsodium -pthread
+
+# The same for static linking, with the part of the wire protocol it uses; link it with
+# -lzmq -lmunge -lsodium -lstdc++ -lm -pthread.
+CLIENT_PROTO_OBJ := $(call obj,$(BUILD),proto/auth.cpp proto/client.cpp proto/envelope.cpp proto/fields.cpp)
+$(BUILD)/libcoloc_report.a: $(CLIENT_OBJ) $(CLIENT_PROTO_OBJ)
+
 # The tests run colocctl's offline commands too: all of ctl but main().
-$(BUILD)/unit-tests: $(UNIT_OBJ) $(filter-out %/colocctl_main.o,$(CTL_OBJ)) $(LIBS)
+$(BUILD)/unit-tests: $(UNIT_OBJ) $(CLIENT_OBJ) $(filter-out %/colocctl_main.o,$(CTL_OBJ)) $(LIBS)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 # Concurrent place/started/ended clients that record what colocd acknowledged (crash test).
@@ -114,7 +128,7 @@ $(SAN_BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -O1 $(SANFLAGS) -c -o $@ $<
 
-$(SAN_BUILD)/unit-tests: $(SAN_UNIT_OBJ) $(filter-out %/colocctl_main.o,$(SAN_CTL_OBJ)) $(SAN_LIBS)
+$(SAN_BUILD)/unit-tests: $(SAN_UNIT_OBJ) $(SAN_CLIENT_OBJ) $(filter-out %/colocctl_main.o,$(SAN_CTL_OBJ)) $(SAN_LIBS)
 	$(CXX) $(CXXFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 deps:
@@ -123,6 +137,10 @@ deps:
 # Unit tests need a munged; tests/unit-run starts a private one.
 unit-test: $(BUILD)/unit-tests
 	tests/unit-run $(BUILD)/unit-tests
+
+# The Python client (client/coloc_report.py) against a colocd of its own, beside a private munged.
+client-test: $(BUILD)/colocd
+	COLOC_BUILD_DIR=$(BUILD) tests/unit-run python3 -m unittest discover -s tests/client -v
 
 # colocd and colocctl with ASan + UBSan, for san-integration-test.
 $(SAN_BUILD)/colocd: $(SAN_BUILD)/obj/daemon/colocd_main.o $(SAN_LIBS)
@@ -146,6 +164,7 @@ check: deps
 	$(MAKE) slurm-headers-check
 	$(MAKE) san-test
 	$(MAKE) unit-test
+	$(MAKE) client-test
 	$(MAKE) fuzz-check
 	$(MAKE) integration-test
 	$(MAKE) san-integration-test
@@ -166,11 +185,11 @@ slurm-headers-check:
 	BUILD=$(BUILD) scripts/check-slurm-headers
 
 format:
-	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.h')
 
 # Fails, naming each file and line, where the code strays from .clang-format.
 format-check:
-	clang-format --dry-run -Werror $$(git ls-files '*.cpp' '*.hpp')
+	clang-format --dry-run -Werror $$(git ls-files '*.cpp' '*.hpp' '*.h')
 
 clean:
 	rm -rf $(BUILD)

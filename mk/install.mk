@@ -8,6 +8,8 @@ _coloc_default_goal := $(.DEFAULT_GOAL)
 bindir          ?= $(PREFIX)/bin
 sbindir         ?= $(PREFIX)/sbin
 libdir          ?= $(PREFIX)/lib
+includedir      ?= $(PREFIX)/include
+pythondir       ?= $(PREFIX)/lib/python3/dist-packages
 mandir          ?= $(PREFIX)/share/man
 docdir          ?= $(PREFIX)/share/doc/coloc
 sysconfdir      ?= /etc
@@ -17,7 +19,8 @@ unitdir         ?= $(PREFIX)/lib/systemd/system
 INSTALL         ?= install
 
 MAN_PAGES := $(wildcard man/*.[1-8])
-INSTALL_BINS := $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so
+INSTALL_BINS := $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/libcoloc_report.so \
+    $(BUILD)/libcoloc_report.a
 
 # Paths inside the shipped files follow the directories chosen here.
 _unit_sed := -e 's|/usr/sbin/colocd|$(sbindir)/colocd|' -e 's|/etc/coloc/|$(sysconfdir)/coloc/|'
@@ -28,10 +31,15 @@ _plugstack_sed := -e 's|^optional spank_coloc\.so|optional $(slurm_plugindir)/sp
 install: $(INSTALL_BINS)
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(slurm_plugindir) \
 	    $(DESTDIR)$(unitdir) $(DESTDIR)$(sysconfdir)/coloc $(DESTDIR)$(slurm_confdir)/plugstack.conf.d \
-	    $(DESTDIR)$(docdir)
+	    $(DESTDIR)$(docdir) $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pythondir)
 	$(INSTALL) -m 0755 $(BUILD)/colocd $(DESTDIR)$(sbindir)/colocd
 	$(INSTALL) -m 0755 $(BUILD)/colocctl $(DESTDIR)$(bindir)/colocctl
 	$(INSTALL) -m 0755 $(BUILD)/spank_coloc.so $(DESTDIR)$(slurm_plugindir)/spank_coloc.so
+	@# What a training job reports its iteration times with (coloc_report(3)).
+	$(INSTALL) -m 0644 $(BUILD)/libcoloc_report.so $(DESTDIR)$(libdir)/libcoloc_report.so
+	$(INSTALL) -m 0644 $(BUILD)/libcoloc_report.a $(DESTDIR)$(libdir)/libcoloc_report.a
+	$(INSTALL) -m 0644 client/coloc_report.h $(DESTDIR)$(includedir)/coloc_report.h
+	$(INSTALL) -m 0644 client/coloc_report.py $(DESTDIR)$(pythondir)/coloc_report.py
 	@for page in $(MAN_PAGES); do \
 	    dir=$(DESTDIR)$(mandir)/man$${page##*.}; \
 	    echo "$(INSTALL) -m 0644 $$page $$dir/"; \
@@ -54,7 +62,9 @@ install: $(INSTALL_BINS)
 uninstall:
 	rm -f $(DESTDIR)$(sbindir)/colocd $(DESTDIR)$(bindir)/colocctl \
 	    $(DESTDIR)$(slurm_plugindir)/spank_coloc.so $(DESTDIR)$(unitdir)/colocd.service \
-	    $(DESTDIR)$(docdir)/GAVEL-LICENSE \
+	    $(DESTDIR)$(docdir)/GAVEL-LICENSE $(DESTDIR)$(libdir)/libcoloc_report.so \
+	    $(DESTDIR)$(libdir)/libcoloc_report.a \
+	    $(DESTDIR)$(includedir)/coloc_report.h $(DESTDIR)$(pythondir)/coloc_report.py \
 	    $(foreach p,$(MAN_PAGES),$(DESTDIR)$(mandir)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 	@# Configuration files go only when unchanged.
 	@remove_conf() { \

@@ -57,7 +57,7 @@ JobFacts read_job_facts(spank_t sp, std::uint32_t& step_id) {
     return f;
 }
 
-std::string apply_outcome(spank_t sp, const Outcome& outcome) {
+std::string apply_outcome(spank_t sp, const Outcome& outcome, const std::string& endpoint) {
     std::string errors;
     if (outcome.set_devices &&
         spank_setenv(sp, "CUDA_VISIBLE_DEVICES", outcome.visible_devices.c_str(), 1) != ESPANK_SUCCESS)
@@ -65,6 +65,9 @@ std::string apply_outcome(spank_t sp, const Outcome& outcome) {
     if (!outcome.decision_label.empty() &&
         spank_setenv(sp, "COLOC_DECISION", outcome.decision_label.c_str(), 1) != ESPANK_SUCCESS)
         errors += std::string(errors.empty() ? "" : "; ") + "cannot set COLOC_DECISION";
+    // Where the job's own reports (libcoloc_report, coloc_report.py) go.
+    if (!outcome.decision_label.empty() && spank_setenv(sp, "COLOC_ENDPOINT", endpoint.c_str(), 1) != ESPANK_SUCCESS)
+        errors += std::string(errors.empty() ? "" : "; ") + "cannot set COLOC_ENDPOINT";
     return errors;
 }
 

@@ -145,7 +145,7 @@ void init_post_opt(spank_t sp) {
 
 void task_init(spank_t sp) {
     if (spank_context() != S_CTX_REMOTE) return;
-    std::string err = apply_outcome(sp, plugin().outcome);
+    std::string err = apply_outcome(sp, plugin().outcome, plugin().config.endpoint);
     if (!err.empty()) log_line("job " + std::to_string(plugin().facts.job_id) + ": " + err);
 }
 

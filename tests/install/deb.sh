@@ -41,11 +41,18 @@ version=$(colocctl --version) || fail "colocctl --version failed after install"
 for f in /usr/sbin/colocd /usr/bin/colocctl "$plugin" /lib/systemd/system/colocd.service \
     /etc/coloc/colocd.yaml /etc/coloc/profiles.yaml /etc/slurm/plugstack.conf.d/coloc.conf \
     /usr/share/doc/coloc/GAVEL-LICENSE /usr/share/man/man1/colocctl.1.gz /usr/share/man/man8/colocd.8.gz \
-    /usr/share/man/man8/spank_coloc.8.gz /usr/share/man/man5/colocd.yaml.5.gz; do
+    /usr/share/man/man8/spank_coloc.8.gz /usr/share/man/man5/colocd.yaml.5.gz \
+    "/usr/lib/$multiarch/libcoloc_report.so" "/usr/lib/$multiarch/libcoloc_report.a" /usr/include/coloc_report.h \
+    /usr/lib/python3/dist-packages/coloc_report.py /usr/share/man/man3/coloc_report.3.gz; do
     [ -f "$f" ] || fail "$f is not installed"
 done
 grep -q "^optional $plugin " /etc/slurm/plugstack.conf.d/coloc.conf || fail "the snippet does not name $plugin"
 ! ldd "$plugin" | grep -q 'not found' || fail "the plugin's libraries are missing: $(ldd "$plugin")"
+! ldd "/usr/lib/$multiarch/libcoloc_report.so" | grep -q 'not found' ||
+    fail "libcoloc_report's libraries are missing: $(ldd "/usr/lib/$multiarch/libcoloc_report.so")"
+ldconfig -p | grep -q 'libcoloc_report\.so ' || fail "ld.so's cache does not know libcoloc_report.so"
+(cd / && env -u SLURM_JOB_ID python3 -c 'import coloc_report; assert not coloc_report.init()') ||
+    fail "python3 cannot import the installed coloc_report"
 getent passwd coloc >/dev/null || fail "the package did not create the user coloc"
 if command -v systemd-analyze >/dev/null; then
     systemd-analyze verify --man=no /lib/systemd/system/colocd.service || fail "systemd rejects colocd.service"
@@ -53,7 +60,8 @@ fi
 
 purge
 trap - EXIT
-for f in /usr/sbin/colocd /usr/bin/colocctl "$plugin" /etc/coloc/colocd.yaml /etc/slurm/plugstack.conf.d/coloc.conf; do
+for f in /usr/sbin/colocd /usr/bin/colocctl "$plugin" /etc/coloc/colocd.yaml /etc/slurm/plugstack.conf.d/coloc.conf \
+    "/usr/lib/$multiarch/libcoloc_report.so" /usr/lib/python3/dist-packages/coloc_report.py; do
     [ ! -e "$f" ] || fail "$f is still there after purge"
 done
 echo "ok: $(basename "$deb") installed, ran and purged"

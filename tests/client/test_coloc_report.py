@@ -1,0 +1,171 @@
+"""The Python client (client/coloc_report.py): bounded sends, aggregation, and a round trip to a
+colocd this test starts. `make client-test` runs it beside a private munged (tests/unit-run)."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "client"))
+import coloc_report  # noqa: E402
+
+BUILD = os.environ.get("COLOC_BUILD_DIR", os.path.join(ROOT, "build"))
+
+
+def settings(endpoint, interval_s=0.0, timeout_ms=50):
+    return coloc_report.Settings(42, endpoint, "n1", os.environ.get("COLOC_MUNGE_SOCKET", ""), interval_s, timeout_ms)
+
+
+class Lines:
+    def __init__(self):
+        self.lines = []
+        self.lock = threading.Lock()
+
+    def __call__(self, line):
+        with self.lock:
+            self.lines.append(line)
+
+
+class Scratch(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="coloc-client-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def check_unanswered(self, endpoint):
+        log = Lines()
+        r = coloc_report.Reporter(settings(endpoint), log=log)
+        for _ in range(4):
+            t0 = time.monotonic()
+            r.iteration(0.1)
+            self.assertLess(time.monotonic() - t0, 0.005)
+            self.assertTrue(r.wait_idle(5))
+        t0 = time.monotonic()
+        r.iteration(0.1)
+        r.close()
+        self.assertLess(time.monotonic() - t0, 0.05 + 0.5)  # one bounded send, munge included
+        self.assertEqual((r.failed, r.sent), (5, 0))
+        self.assertEqual(len(log.lines), 1, log.lines)
+        self.assertTrue(log.lines[0].startswith("coloc: job 42: "), log.lines[0])
+        self.assertIn("unavailable", log.lines[0])
+
+
+@unittest.skipUnless(shutil.which("munge"), "needs the munge command")
+class BoundedSend(Scratch):
+    def test_colocd_down(self):
+        self.check_unanswered("ipc://" + os.path.join(self.dir, "nobody.sock"))
+
+    def test_colocd_frozen(self):
+        path = os.path.join(self.dir, "frozen.sock")
+        frozen = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        frozen.bind(path)
+        frozen.listen(16)  # accepts connections, never reads nor answers
+        self.addCleanup(frozen.close)
+        self.check_unanswered("ipc://" + path)
+
+
+class Aggregation(unittest.TestCase):
+    def test_one_mean_with_its_count_per_interval(self):
+        sent = []
+        r = coloc_report.Reporter(settings("ipc:///nowhere", interval_s=0.3),
+                                  send=lambda s, mean, n: sent.append((mean, n)))
+        for _ in range(3):
+            r.iteration(0.1)
+        r.iteration(-1)
+        r.iteration(float("nan"))
+        r.iteration("x")  # never raises
+        time.sleep(0.1)
+        self.assertEqual(sent, [])
+        time.sleep(0.25)
+        r.iteration(0.5)
+        self.assertTrue(r.wait_idle(5))
+        self.assertEqual(len(sent), 1)
+        self.assertAlmostEqual(sent[0][0], 0.2)
+        self.assertEqual(sent[0][1], 4)
+        r.iteration(0.25)
+        r.close()
+        self.assertEqual(len(sent), 2)
+        self.assertAlmostEqual(sent[1][0], 0.25)
+        self.assertEqual(sent[1][1], 1)
+        r.iteration(1.0)  # closed: nothing
+        self.assertEqual(len(sent), 2)
+
+    def test_settings_from_the_environment(self):
+        job = {"SLURM_JOB_ID": "123", "COLOC_DECISION": "7", "SLURMD_NODENAME": "n1"}
+        self.assertEqual(coloc_report.settings_from_env({}), (None, ""))
+        s, why = coloc_report.settings_from_env(job)
+        self.assertEqual((s.job_id, s.endpoint, s.node, s.interval_s, s.timeout_ms),
+                         (123, "ipc:///run/coloc/colocd.sock", "n1", 30.0, 500))
+        s, _ = coloc_report.settings_from_env(dict(job, COLOC_ENDPOINT="tcp://h:5555", COLOC_REPORT_INTERVAL_S="0"))
+        self.assertEqual((s.endpoint, s.interval_s), ("tcp://h:5555", 0.0))
+        s, why = coloc_report.settings_from_env(dict(job, COLOC_REPORT_INTERVAL_S="soon"))
+        self.assertIsNone(s)
+        self.assertIn("COLOC_REPORT_INTERVAL_S=soon", why)
+        self.assertEqual(coloc_report.settings_from_env(dict(job, COLOC_REPORT="0")), (None, ""))
+        self.assertEqual(coloc_report.settings_from_env({"SLURM_JOB_ID": "123"}), (None, ""))
+
+
+@unittest.skipUnless(os.environ.get("COLOC_MUNGE_SOCKET") and os.path.exists(os.path.join(BUILD, "colocd")),
+                     "needs build/colocd and a private munged (make client-test)")
+class RoundTrip(Scratch):
+    def test_an_iteration_time_reaches_colocds_model(self):
+        munge = os.environ["COLOC_MUNGE_SOCKET"]
+        endpoint = "ipc://" + os.path.join(self.dir, "colocd.sock")
+        conf = os.path.join(self.dir, "colocd.yaml")
+        with open(conf, "w") as f:
+            f.write('listen: ["%s"]\ndatabase: %s\nmunge_socket: %s\npidfile: %s\n'
+                    'node_types: { quad: { gpus: 4, slots_per_gpu: 2 } }\nnodes: [ { names: "n1", type: quad } ]\n'
+                    % (endpoint, os.path.join(self.dir, "coloc.db"), munge, os.path.join(self.dir, "colocd.pid")))
+        log = open(os.path.join(self.dir, "colocd.log"), "w")
+        self.addCleanup(log.close)
+        colocd = subprocess.Popen([os.path.join(BUILD, "colocd"), "-f", "-c", conf], stdout=log, stderr=log)
+
+        def stop():
+            colocd.terminate()
+            colocd.wait(10)
+        self.addCleanup(stop)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                coloc_report.call(endpoint, {"op": "status"}, munge, 1000)
+                break
+            except coloc_report.ReportError:
+                if time.monotonic() > deadline or colocd.poll() is not None:
+                    with open(os.path.join(self.dir, "colocd.log")) as f:
+                        self.fail("colocd did not start: " + f.read())
+                time.sleep(0.1)
+        placed = coloc_report.call(endpoint, {"op": "place", "job_id": 1, "node": "n1", "slots": 1, "mode": "bind"},
+                                   munge, 5000)
+        self.assertTrue(placed["ok"])
+
+        env = {"SLURM_JOB_ID": "1", "COLOC_DECISION": str(placed["decision"]), "COLOC_ENDPOINT": endpoint,
+               "SLURMD_NODENAME": "n1", "COLOC_REPORT_INTERVAL_S": "0", "COLOC_REPORT_TIMEOUT_MS": "5000"}
+        saved = dict(os.environ)
+        os.environ.update(env)
+        try:
+            self.assertTrue(coloc_report.init())
+            t0 = time.monotonic()
+            coloc_report.iteration(0.3)
+            coloc_report.iteration(0.5)
+            self.assertLess(time.monotonic() - t0, 0.005)
+            r = coloc_report._reporter
+            coloc_report.close()
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        self.assertGreaterEqual(r.sent, 1)
+        self.assertEqual(r.failed, 0)
+        status = coloc_report.call(endpoint, {"op": "status"}, munge, 5000)
+        self.assertGreaterEqual(status["status"]["observations"], 1)
+        with self.assertRaises(coloc_report.ReportError) as e:
+            coloc_report.call(endpoint, {"op": "observe", "job_id": 99, "iter_time_s": 1.0}, munge, 5000)
+        self.assertEqual(e.exception.code, "not_found")
+
+
+if __name__ == "__main__":
+    unittest.main()
