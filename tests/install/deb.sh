@@ -51,7 +51,7 @@ grep -q "^optional $plugin " /etc/slurm/plugstack.conf.d/coloc.conf || fail "the
 ! ldd "/usr/lib/$multiarch/libcoloc_report.so" | grep -q 'not found' ||
     fail "libcoloc_report's libraries are missing: $(ldd "/usr/lib/$multiarch/libcoloc_report.so")"
 ldconfig -p | grep -q 'libcoloc_report\.so ' || fail "ld.so's cache does not know libcoloc_report.so"
-(cd / && env -u SLURM_JOB_ID python3 -c 'import coloc_report; assert not coloc_report.init()') ||
+(cd / && env -u SLURM_JOB_ID /usr/bin/python3 -c 'import coloc_report; assert not coloc_report.init()') ||
     fail "python3 cannot import the installed coloc_report"
 getent passwd coloc >/dev/null || fail "the package did not create the user coloc"
 if command -v systemd-analyze >/dev/null; then
