@@ -45,11 +45,19 @@ int remaining_ms(Clock::time_point deadline) {
 }  // namespace
 
 nlohmann::json call(const std::string& endpoint, const nlohmann::json& body, const CallOptions& options) {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(options.timeout_ms);
+    const auto t0 = Clock::now();
+    const auto deadline = t0 + std::chrono::milliseconds(options.timeout_ms);
     std::string wire = seal_request(body, options.munge_socket);
+    if (options.munge_ms) *options.munge_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (remaining_ms(deadline) == 0)
         throw ProtoError(code::kUnavailable, "no time left after making the munge credential");
+    CallOptions rest = options;
+    rest.timeout_ms = remaining_ms(deadline);
+    return call_sealed(endpoint, wire, rest);
+}
 
+nlohmann::json call_sealed(const std::string& endpoint, const std::string& wire, const CallOptions& options) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(options.timeout_ms);
     ZmqCall z;
     if (zmq_connect(z.sock(), endpoint.c_str()) != 0)
         throw ProtoError(code::kUnavailable, "cannot connect to " + endpoint + ": " + zmq_strerror(zmq_errno()));

@@ -21,6 +21,7 @@ json PlaceRequest::to_json() const {
     if (!job_name.empty()) j["job_name"] = job_name;
     if (!profile.empty()) j["profile"] = profile;
     if (!slurm_gpus.empty()) j["slurm_gpus"] = slurm_gpus;
+    if (!slots_gres.empty()) j["slots_gres"] = slots_gres;
     if (!job_nodes.empty()) j["job_nodes"] = job_nodes;
     if (!unreported.empty()) {
         json list = json::array();
@@ -50,6 +51,7 @@ PlaceRequest PlaceRequest::from_json(const json& body) {
     r.mode = parse_mode(get_enum_or(body, "mode", kModesOrAuto, kAutoMode));
     r.slots = static_cast<int>(get_int_or(body, "slots", 0, 0, kMaxGpuIndex + 1));
     r.slurm_gpus = get_int_list_or(body, "slurm_gpus", 0, kMaxGpuIndex, 64);
+    r.slots_gres = get_string_or(body, "slots_gres", "", 64);
     r.job_nodes = get_string_list_or(body, "job_nodes", 4096);
     auto it = body.find("unreported");
     if (it != body.end() && !it->is_null()) {
@@ -84,6 +86,7 @@ json PlaceReply::to_json() const {
               {"predicted_slowdown", predicted_slowdown},
               {"reused", reused}};
     if (!durability.empty()) j[kDurability] = durability;
+    if (slots >= 0) j["slots"] = slots;
     return j;
 }
 
@@ -95,6 +98,7 @@ PlaceReply PlaceReply::from_json(const json& reply) {
     r.predicted_slowdown = get_number_or(reply, "predicted_slowdown", 1.0, 0.0, 1e6);
     r.reused = get_bool_or(reply, "reused", false);
     r.durability = get_enum_or(reply, kDurability, {kStored, kQueued}, "");
+    r.slots = static_cast<int>(get_int_or(reply, "slots", -1, -1, kMaxGpuIndex + 1));
     return r;
 }
 

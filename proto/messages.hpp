@@ -40,9 +40,12 @@ struct PlaceRequest {
     std::string node;  // the node this plugin runs on (SLURMD_NODENAME)
     std::string partition;
     std::string job_name;
-    std::string profile;                 // --coloc-profile, empty = none given
-    std::optional<GpuMode> mode;         // nullopt: "auto", colocd decides
-    int slots = 0;                       // bind: GPUs (one slot each) the job asked for here
+    std::string profile;          // --coloc-profile, empty = none given
+    std::optional<GpuMode> mode;  // nullopt: "auto", colocd decides
+    int slots = 0;                // bind: GPUs (one slot each) the job asked for here
+    // Bind with `slots` 0: the count-only GRES whose count on this node colocd reads from Slurm
+    // itself (the plugin has no slurmctld call on the launch path). Empty = `slots` is the count.
+    std::string slots_gres;
     std::vector<int> slurm_gpus;         // narrow: GPUs Slurm gave the step on this node
     std::vector<std::string> job_nodes;  // every node of the job, in Slurm's order
     std::vector<LocalPlacement> unreported;
@@ -66,6 +69,9 @@ struct PlaceReply {
     double predicted_slowdown = 1.0;
     bool reused = false;     // an earlier decision for the same job and node
     std::string durability;  // stored | queued | empty: nothing written (reused) or an older colocd
+    // The bind slots colocd read from Slurm for a request that named `slots_gres`; 0 = the job
+    // holds none here (nothing placed, decision 0); -1 = not read (absent on the wire).
+    int slots = -1;
 
     json to_json() const;
     static PlaceReply from_json(const json& reply);

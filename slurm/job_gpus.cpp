@@ -1,9 +1,6 @@
 #include "slurm/job_gpus.hpp"
 
-#include <condition_variable>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -60,55 +57,6 @@ JobGpus load_job_gpus(std::int64_t job_id) {
         slurm_free_job_info_msg(msg);
         throw;
     }
-}
-
-// Shared with the query's thread, which outlives a wait that gave up on it.
-struct JobGpusLookup::Pending {
-    std::mutex mu;
-    std::condition_variable done_cv;
-    bool done = false;
-    std::optional<JobGpus> gpus;
-    std::string error;
-};
-
-JobGpusLookup::JobGpusLookup(Query query) : query_(std::move(query)) {}
-
-JobGpusLookup::~JobGpusLookup() = default;
-
-JobGpusLookup::Answer JobGpusLookup::ask(std::int64_t job_id, std::chrono::milliseconds wait) {
-    const auto t0 = std::chrono::steady_clock::now();
-    Answer a;
-    if (pending_) {
-        std::lock_guard<std::mutex> lock(pending_->mu);
-        if (!pending_->done) {
-            a.error = "slurmctld has not answered an earlier lookup yet";
-            return a;
-        }
-    }
-    pending_ = std::make_shared<Pending>();
-    std::thread([p = pending_, query = query_, job_id] {
-        std::optional<JobGpus> gpus;
-        std::string error;
-        try {
-            gpus = query(job_id);
-        } catch (const std::exception& e) {
-            error = e.what();
-        }
-        std::lock_guard<std::mutex> lock(p->mu);
-        p->gpus = std::move(gpus);
-        p->error = std::move(error);
-        p->done = true;
-        p->done_cv.notify_all();
-    }).detach();
-    std::unique_lock<std::mutex> lock(pending_->mu);
-    if (pending_->done_cv.wait_for(lock, wait, [&] { return pending_->done; })) {
-        a.gpus = std::move(pending_->gpus);
-        a.error = pending_->error;
-    } else {
-        a.error = "slurmctld did not answer within " + std::to_string(wait.count()) + " ms";
-    }
-    a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return a;
 }
 
 }  // namespace coloc::slurm

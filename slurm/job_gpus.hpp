@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "slurm/bounded_lookup.hpp"
+
 namespace coloc::slurm {
 
 struct JobGpus {
@@ -27,30 +29,7 @@ JobGpus job_gpus_from(std::int64_t job_id, const std::string& nodelist, const st
 // is slow or gone; throws std::runtime_error naming the reason.
 JobGpus load_job_gpus(std::int64_t job_id);
 
-// Bounds the wait for that answer. colocd serves requests on one thread, and the plugin waits
-// for its answer only a few hundred milliseconds (then starts the job without it): the query
-// runs on a thread of its own, and the serving thread waits for it no longer than it is told.
-// An answer that comes later is dropped; while a query is still out, the next ask does not start
-// another (slurmctld is not answering) and fails at once.
-class JobGpusLookup {
-public:
-    using Query = std::function<JobGpus(std::int64_t job_id)>;
-    explicit JobGpusLookup(Query query = load_job_gpus);
-    ~JobGpusLookup();
-    JobGpusLookup(const JobGpusLookup&) = delete;
-    JobGpusLookup& operator=(const JobGpusLookup&) = delete;
-
-    struct Answer {
-        std::optional<JobGpus> gpus;  // set when slurmctld told in time
-        std::string error;            // why not, otherwise
-        double seconds = 0;           // how long the caller waited
-    };
-    Answer ask(std::int64_t job_id, std::chrono::milliseconds wait);
-
-private:
-    struct Pending;
-    Query query_;
-    std::shared_ptr<Pending> pending_;  // the query still out, if any
-};
+// Bounded as every slurmctld question of colocd's serving thread is (slurm/bounded_lookup.hpp).
+using JobGpusLookup = BoundedLookup<JobGpus>;
 
 }  // namespace coloc::slurm

@@ -1,6 +1,7 @@
 #include "slurm/job_slots.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -13,48 +14,52 @@ extern "C" {
 
 namespace coloc::slurm {
 
-namespace {
-
-// The node's position in the job's node list: gres_detail_str is indexed by it.
-int node_index(const char* nodes, const std::string& node) {
-    if (!nodes || node.empty()) return -1;
-    const auto names = expand_hostlist(nodes);
-    if (!names) return -1;
-    const auto it = std::find(names->begin(), names->end(), node);
-    return it == names->end() ? -1 : static_cast<int>(it - names->begin());
-}
-
-}  // namespace
-
-int job_gres_count(std::uint32_t job_id, const std::string& node, const std::string& gres, std::string& why) {
+JobGres load_job_gres(std::int64_t job_id) {
     job_info_msg_t* msg = nullptr;
-    if (slurm_load_job(&msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS || !msg) {
-        why = std::string("slurm_load_job: ") + last_slurm_error();
-        return -1;
-    }
-    int count = -1;
-    std::string malformed;
-    for (uint32_t i = 0; i < msg->record_count && count < 0; ++i) {
-        const slurm_job_info_t& job = msg->job_array[i];
-        if (job.job_id != job_id) continue;
-        int idx = node_index(job.nodes, node);
-        try {
-            if (idx >= 0 && static_cast<uint32_t>(idx) < job.gres_detail_cnt && job.gres_detail_str &&
-                job.gres_detail_str[idx])
-                count = gres_count(job.gres_detail_str[idx], gres);
-            else if (job.tres_per_node)
-                count = tres_per_node_count(job.tres_per_node, gres);
-            else
-                count = 0;  // the job asked for no GRES at all
-        } catch (const GresDetailError& e) {
-            malformed = e.what();
-        }
+    if (slurm_load_job(&msg, static_cast<std::uint32_t>(job_id), SHOW_DETAIL) != SLURM_SUCCESS || !msg)
+        throw std::runtime_error("job " + std::to_string(job_id) + ": slurm_load_job: " + last_slurm_error());
+    JobGres out;
+    bool found = false;
+    for (std::uint32_t i = 0; i < msg->record_count && !found; ++i) {
+        const slurm_job_info_t& j = msg->job_array[i];
+        if (j.job_id != static_cast<std::uint32_t>(job_id)) continue;
+        found = true;
+        out.job_id = job_id;
+        out.nodes = j.nodes ? j.nodes : "";
+        for (std::uint32_t n = 0; n < j.gres_detail_cnt && j.gres_detail_str; ++n)
+            out.details.emplace_back(j.gres_detail_str[n] ? j.gres_detail_str[n] : "");
+        out.tres_per_node = j.tres_per_node ? j.tres_per_node : "";
     }
     slurm_free_job_info_msg(msg);
-    if (count < 0)
-        why = "job " + std::to_string(job_id) + ": no readable " + gres + " count in Slurm's job record" +
-              (malformed.empty() ? "" : " (" + malformed + ")");
-    return count;
+    if (!found) throw std::runtime_error("job " + std::to_string(job_id) + ": slurmctld does not list it");
+    return out;
+}
+
+int gres_count_on(const JobGres& job, const std::string& node, const std::string& gres) {
+    const std::string who = "job " + std::to_string(job.job_id) + ": ";
+    // gres_detail_str is indexed by the node's position in the job's node list.
+    int idx = -1;
+    if (const auto names = expand_hostlist(job.nodes)) {
+        const auto it = std::find(names->begin(), names->end(), node);
+        if (it != names->end()) idx = static_cast<int>(it - names->begin());
+    }
+    try {
+        if (idx >= 0 && static_cast<std::size_t>(idx) < job.details.size() && !job.details[idx].empty())
+            return gres_count(job.details[idx], gres);
+        if (!job.tres_per_node.empty()) return tres_per_node_count(job.tres_per_node, gres);
+    } catch (const GresDetailError& e) {
+        throw std::runtime_error(who + "no readable " + gres + " count in Slurm's job record (" + e.what() + ")");
+    }
+    return 0;  // the job asked for no GRES at all
+}
+
+int job_gres_count(std::uint32_t job_id, const std::string& node, const std::string& gres, std::string& why) {
+    try {
+        return gres_count_on(load_job_gres(job_id), node, gres);
+    } catch (const std::exception& e) {
+        why = e.what();
+        return -1;
+    }
 }
 
 }  // namespace coloc::slurm

@@ -1,6 +1,6 @@
-// What the forked child of a place request tells the parent over its pipe: one typed message,
-// written whole again each time the child learns more (the slot count, then colocd's answer), so
-// that a child killed at the deadline still leaves what it had learnt. One line on the pipe.
+// What a place request learnt: colocd's answer or why there is none, and Slurm's slot count when
+// the plugin had to ask for it. The slot lookup runs in a forked child (spank/bounded_child.hpp),
+// which hands this message to the parent as one line on its pipe.
 #pragma once
 
 #include <optional>
@@ -11,14 +11,14 @@
 
 namespace coloc::spank {
 
-// Why the child has no reply for the parent.
+// Why there is no reply from colocd.
 enum class ExchangeError {
     None,         // a reply, nothing to ask (skip), or not that far yet
     NotRunning,   // the ipc:// socket file is missing: colocd is not running
     Unavailable,  // no answer within the deadline, or no time left to ask
     BadReply,     // the reply is not colocd's, or its fields do not decode
     Refused,      // colocd answered ok:false; `code` is its error code
-    Internal,     // anything else in the child (munge, ZeroMQ, ...)
+    Internal,     // anything else (munge, ZeroMQ, ...)
 };
 
 // "none", "not_running", "unavailable", "bad_reply", "refused", "internal".

@@ -112,97 +112,100 @@ void keep_holding(const StateFile& state, bool lock_usable, const Holding& h, st
     }
 }
 
-// What the forked child reported, and how the child ended.
-struct Exchange {
-    ExchangeMessage msg;
-    bool killed = false;        // at the deadline
-    std::string child_failure;  // killed at the deadline, crashed, ... ; empty when it answered
-};
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-// What the child does: look the bind slots up (need_slots), then ask colocd unless `skip_call`
-// says why not (not_running) or the job opted out (`slots_only`).
-struct ExchangeSteps {
-    bool need_slots = false;
-    bool skip_call = false;
-    bool slots_only = false;
-};
-
-Exchange run_exchange(const PluginConfig& c, const JobFacts& f, const Services& s, proto::PlaceRequest request,
-                      ExchangeSteps steps, Clock::time_point deadline) {
-    ChildResult r = run_in_child(deadline + std::chrono::milliseconds(kKillMarginMs), [&](const Emit& emit) {
-        ExchangeMessage m;
-        if (steps.need_slots) {
-            m.slots = s.lookup_slots(f, c.slot_gres, m.slots_why);
-            m.skip = m.slots == 0;
-            emit(encode(m));
-            if (m.skip || steps.slots_only) return;
-            request.slots = std::max(m.slots, 0);
-        }
-        auto fail = [&](ExchangeError error, std::string message, std::string code = {}) {
-            m.error = error;
-            m.message = std::move(message);
-            m.code = std::move(code);
-            emit(encode(m));
-        };
-        if (steps.skip_call)
-            return fail(ExchangeError::NotRunning, "colocd is not running (" + c.endpoint + " does not exist)");
-        int budget = ms_left(deadline) - kReplyMarginMs;
-        if (budget <= 0) return fail(ExchangeError::Unavailable, "no time left to ask colocd");
-        json reply;
-        try {
-            reply = s.call(c.endpoint, request.to_json(), {c.munge_socket, budget});
-        } catch (const proto::ProtoError& e) {
-            if (e.code() == proto::code::kUnavailable) return fail(ExchangeError::Unavailable, e.what());
-            if (e.code() == proto::code::kInternal) return fail(ExchangeError::Internal, e.what());
-            // bad_json, bad_version: the reply did not decode
-            if (e.code() == proto::code::kBadJson || e.code() == proto::code::kBadVersion)
-                return fail(ExchangeError::BadReply, e.what());
-            return fail(ExchangeError::Refused, e.what(), e.code());
-        } catch (const std::exception& e) {
-            return fail(ExchangeError::Internal, e.what());
-        }
-        try {
-            m.reply = proto::PlaceReply::from_json(reply);
-        } catch (const proto::ProtoError& e) {
+// Asks colocd in this process: the call bounds itself (the credential on a thread of its own,
+// ZeroMQ by its send and receive timeouts), so no fork is needed on the launch path.
+ExchangeMessage ask_colocd(const PluginConfig& c, const Services& s, const proto::PlaceRequest& request,
+                           Clock::time_point deadline, StageTimes& times) {
+    ExchangeMessage m;
+    auto fail = [&](ExchangeError error, std::string message, std::string code = {}) {
+        m.error = error;
+        m.message = std::move(message);
+        m.code = std::move(code);
+        return m;
+    };
+    if (endpoint_absent(c.endpoint))
+        return fail(ExchangeError::NotRunning, "colocd is not running (" + c.endpoint + " does not exist)");
+    const int budget = ms_left(deadline) - kReplyMarginMs;
+    if (budget <= 0) return fail(ExchangeError::Unavailable, "no time left to ask colocd");
+    json reply;
+    const auto t0 = Clock::now();
+    double munge_ms = -1;
+    try {
+        reply = s.call(c.endpoint, request.to_json(), {c.munge_socket, budget, &munge_ms});
+    } catch (const proto::ProtoError& e) {
+        times.munge_ms = munge_ms;
+        times.call_ms = ms_since(t0) - std::max(munge_ms, 0.0);
+        if (e.code() == proto::code::kUnavailable) return fail(ExchangeError::Unavailable, e.what());
+        if (e.code() == proto::code::kInternal) return fail(ExchangeError::Internal, e.what());
+        // bad_json, bad_version: the reply did not decode
+        if (e.code() == proto::code::kBadJson || e.code() == proto::code::kBadVersion)
             return fail(ExchangeError::BadReply, e.what());
-        }
-        emit(encode(m));
-    });
-    Exchange x;
-    // Each line is the whole message so far: the last one that decodes is what the child knew.
-    for (auto line = r.lines.rbegin(); line != r.lines.rend(); ++line) {
-        if (auto m = decode(*line)) {
-            x.msg = std::move(*m);
-            break;
-        }
+        return fail(ExchangeError::Refused, e.what(), e.code());
+    } catch (const std::exception& e) {
+        return fail(ExchangeError::Internal, e.what());
     }
-    x.killed = r.killed;
-    if (!x.msg.reply && x.msg.error == ExchangeError::None && !x.msg.skip && !(steps.slots_only && x.msg.slots >= 0))
-        x.child_failure = r.failure.empty() ? "ended without an answer" : r.failure;
-    return x;
+    times.munge_ms = munge_ms;
+    times.call_ms = ms_since(t0) - std::max(munge_ms, 0.0);
+    try {
+        m.reply = proto::PlaceReply::from_json(reply);
+    } catch (const proto::ProtoError& e) {
+        return fail(ExchangeError::BadReply, e.what());
+    }
+    return m;
 }
 
-std::string failure_text(const Exchange& x, const PluginConfig& c, bool asked_slots) {
-    if (!x.child_failure.empty()) {
-        if (x.killed)
-            return (asked_slots && x.msg.slots < 0 ? std::string("slurmctld did not answer the slot lookup")
-                                                   : "colocd at " + c.endpoint + " did not answer") +
-                   " within " + std::to_string(c.timeout_ms) + " ms";
-        return "no answer from colocd: the helper process " + x.child_failure;
-    }
-    switch (x.msg.error) {
+// Slurm's bind slots for the job here, asked of slurmctld in a forked child killed at `deadline`
+// (slurm_load_job has no deadline of its own). Only where the plugin must choose GPUs without
+// colocd: colocd reads the count itself on the usual path.
+ExchangeMessage lookup_slots_bounded(const PluginConfig& c, const JobFacts& f, const Services& s,
+                                     Clock::time_point deadline, StageTimes& times) {
+    const auto t0 = Clock::now();
+    ChildResult r = run_in_child(deadline + std::chrono::milliseconds(kKillMarginMs), [&](const Emit& emit) {
+        ExchangeMessage m;
+        m.slots = s.lookup_slots(f, c.slot_gres, m.slots_why);
+        m.skip = m.slots == 0;
+        emit(encode(m));
+    });
+    times.lookup_ms = ms_since(t0);
+    for (auto line = r.lines.rbegin(); line != r.lines.rend(); ++line)
+        if (auto m = decode(*line)) return *m;
+    ExchangeMessage unknown;
+    unknown.slots_why =
+        r.killed
+            ? "slurmctld did not answer the slot lookup within " +
+                  std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - t0).count()) + " ms"
+            : "the helper process " + (r.failure.empty() ? std::string("ended without an answer") : r.failure);
+    return unknown;
+}
+
+std::string failure_text(const ExchangeMessage& x, const PluginConfig& c) {
+    switch (x.error) {
         case ExchangeError::Unavailable:
-            return x.msg.message + " (deadline " + std::to_string(c.timeout_ms) + " ms)";
+            return x.message + " (deadline " + std::to_string(c.timeout_ms) + " ms)";
         case ExchangeError::NotRunning:
         case ExchangeError::Internal:
-            return x.msg.message;
+            return x.message;
         case ExchangeError::BadReply:
-            return "colocd's reply is unusable: " + x.msg.message;
+            return "colocd's reply is unusable: " + x.message;
         case ExchangeError::Refused:
         case ExchangeError::None:
             break;
     }
-    return "colocd refused the request: " + x.msg.code + ": " + x.msg.message;
+    return "colocd refused the request: " + x.code + ": " + x.message;
+}
+
+// No bind slots here (e.g. a CPU-only job): remembered so later steps ask nothing.
+void remember_none(const StateFile& state, bool state_ok, const JobFacts& facts, std::int64_t now) {
+    if (!state_ok) return;
+    Holding none{facts.job_id, holding_mode::kNone, {}, 0, false, true, now};
+    try {
+        state.update(kLockWaitMs, [&](NodeState& s) {
+            record(s, none);
+            return true;
+        });
+    } catch (const StateError&) {}
 }
 
 // Bind mode without colocd's answer (or for a job that opted out): GPUs with free slots chosen
@@ -268,144 +271,164 @@ Holding choose_here(const PluginConfig& config, const JobFacts& facts, const Sta
 // A bind-mode job that said --coloc=off: Slurm's slot count, then a local choice; colocd hears
 // of it with the next request from this node, as of any local choice, so it counts those slots.
 Outcome opted_out(const PluginConfig& config, const JobFacts& facts, const Services& services, const StateFile& state,
-                  bool state_ok, Clock::time_point deadline, std::vector<std::string>& notes) {
-    proto::PlaceRequest none;
-    Exchange x = run_exchange(config, facts, services, none, {true, true, true}, deadline);
+                  bool state_ok, Clock::time_point deadline, std::vector<std::string>& notes, StageTimes& times) {
+    times.path = "off";
+    const ExchangeMessage lookup = lookup_slots_bounded(config, facts, services, deadline, times);
     const std::int64_t now = services.now();
-    if (x.msg.skip) {
+    if (lookup.skip) {
         log_once(services, who(facts), notes);
         return {};
     }
-    const Holding used = choose_here(config, facts, state, state_ok, x.msg, now, "--coloc=off", notes);
+    const auto t0 = Clock::now();
+    const Holding used = choose_here(config, facts, state, state_ok, lookup, now, "--coloc=off", notes);
+    times.record_ms = ms_since(t0);
     log_once(services, who(facts), notes);
     return outcome_for(used, facts);
+}
+
+Outcome place(const PluginConfig& config, const UserOptions& options, const JobFacts& facts, const Services& services,
+              StageTimes& times) {
+    const bool slurm_named = !facts.slurm_gpus.empty();
+    const bool bindish = !slurm_named && (!config.mode || config.mode == proto::GpuMode::Bind);
+    // Opted out of colocd's choice, not out of GPUs: in bind mode Slurm names none, so such a
+    // job still gets GPUs of its own slots, chosen as the fallback chooses them (below).
+    if (options.off && (!bindish || !config.bind_fallback_possible())) return {};
+    const auto t0 = Clock::now();
+    const auto deadline = t0 + std::chrono::milliseconds(config.timeout_ms);
+    std::vector<std::string> notes;
+    const StateFile state(config.state_dir, facts.node);
+    bool state_ok = true;
+
+    // A later step of a job already placed on this node reuses the job's decision: it reads the
+    // node-local record and asks nothing.
+    std::optional<Holding> existing;
+    std::vector<proto::LocalPlacement> to_report;
+    try {
+        std::string warning = state.update(kLockWaitMs, [&](NodeState& s) {
+            if (const Holding* h = s.find(facts.job_id))
+                existing = *h;
+            else
+                to_report = unreported(s);
+            return false;
+        });
+        if (!warning.empty()) notes.push_back(warning);
+    } catch (const StateError& e) {
+        state_ok = false;
+        notes.push_back(std::string("node-local state unusable: ") + e.what());
+    }
+    times.lock_ms = ms_since(t0);
+    if (existing) {
+        times.path = "reuse";
+        log_once(services, who(facts), notes);
+        return outcome_for(*existing, facts);
+    }
+
+    if (config.mode == proto::GpuMode::Narrow && !slurm_named) return {};  // nothing to narrow
+    if (options.off) return opted_out(config, facts, services, state, state_ok, deadline, notes, times);
+
+    proto::PlaceRequest req;
+    req.job_id = facts.job_id;
+    req.job_uid = facts.uid;
+    req.node = facts.node;
+    req.partition = facts.partition;
+    req.job_name = facts.job_name.substr(0, 200);
+    req.profile = options.profile;
+    req.mode = config.mode;
+    req.slurm_gpus = facts.slurm_gpus;
+    if (bindish) req.slots_gres = config.slot_gres;  // colocd reads the count from Slurm
+    req.job_nodes = facts.job_nodes;
+    req.unreported = to_report;
+
+    times.path = "colocd";
+    const ExchangeMessage x = ask_colocd(config, services, req, deadline, times);
+    const std::int64_t now = services.now();
+
+    std::string failure;
+    if (x.reply) {
+        const proto::PlaceReply& reply = *x.reply;
+        if (bindish && reply.slots == 0 && reply.decision == 0) {
+            remember_none(state, state_ok, facts, now);
+            log_once(services, who(facts), notes);
+            return {};
+        }
+        std::string bad = check_reply(reply, facts, config, std::max(reply.slots, 0));
+        if (bad.empty()) {
+            const auto t_record = Clock::now();
+            Holding fresh = holding_from_reply(reply, facts, now);
+            Holding used = fresh;
+            keep_holding(state, state_ok, fresh, notes, [&](NodeState& s) {
+                used = record(s, fresh);
+                mark_reported(s, req.unreported);
+            });
+            times.record_ms = ms_since(t_record);
+            Outcome o = outcome_for(used, facts);
+            o.report_started = used.decision == fresh.decision && fresh.decision > 0;
+            if (o.report_started && o.gpus.empty()) o.gpus = used.gpus;
+            log_once(services, who(facts), notes);
+            return o;
+        }
+        failure = "colocd's reply is unusable: " + bad;
+    } else {
+        failure = failure_text(x, config);
+    }
+
+    // Fail open. How long the launch waited is part of the line: admins (and the tests) check
+    // it against the deadline.
+    times.path = "fallback";
+    auto waited = [&] {
+        return "; fell back after " +
+               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()) + " ms";
+    };
+    Outcome o;
+    if (slurm_named) {
+        notes.insert(notes.begin(), failure + waited() + "; keeping Slurm's GPUs " + proto::gpu_list(facts.slurm_gpus));
+        Holding keep{facts.job_id,
+                     config.mode == proto::GpuMode::Observe ? holding_mode::kObserve : holding_mode::kNarrow,
+                     facts.slurm_gpus,
+                     0,
+                     true,
+                     false,
+                     now};
+        keep_holding(state, state_ok, keep, notes, [&](NodeState& s) { record(s, keep); });
+    } else if (config.mode == proto::GpuMode::Observe || !bindish) {
+        notes.insert(notes.begin(), failure + waited());
+    } else if (!config.bind_fallback_possible()) {
+        notes.insert(notes.begin(), failure + waited() +
+                                        "; no GPU chosen (plugstack arguments gpus= and slots_per_gpu= "
+                                        "are needed for a local choice)");
+    } else {
+        // Choosing alone needs Slurm's slot count: asked here, within the deadline or, when
+        // colocd used all of it, kFallbackLookupMs more.
+        const auto lookup_deadline = std::max(deadline, Clock::now() + std::chrono::milliseconds(kFallbackLookupMs));
+        const ExchangeMessage lookup = lookup_slots_bounded(config, facts, services, lookup_deadline, times);
+        if (lookup.skip) {  // no bind slots here: nothing to place, nothing to say
+            remember_none(state, state_ok, facts, now);
+            return {};
+        }
+        const auto t_record = Clock::now();
+        o = outcome_for(choose_here(config, facts, state, state_ok, lookup, now, failure + waited(), notes), facts);
+        times.record_ms = ms_since(t_record);
+    }
+    log_once(services, who(facts), notes);
+    return o;
 }
 
 }  // namespace
 
 Outcome place_step(const PluginConfig& config, const UserOptions& options, const JobFacts& facts,
                    const Services& services) {
+    StageTimes times;
+    const auto t0 = Clock::now();
+    Outcome o;
     try {
-        if (facts.job_id <= 0) return {};
-        const bool slurm_named = !facts.slurm_gpus.empty();
-        const bool bindish = !slurm_named && (!config.mode || config.mode == proto::GpuMode::Bind);
-        // Opted out of colocd's choice, not out of GPUs: in bind mode Slurm names none, so such a
-        // job still gets GPUs of its own slots, chosen as the fallback chooses them (below).
-        if (options.off && (!bindish || !config.bind_fallback_possible())) return {};
-        const auto t0 = Clock::now();
-        const auto deadline = t0 + std::chrono::milliseconds(config.timeout_ms);
-        std::vector<std::string> notes;
-        const StateFile state(config.state_dir, facts.node);
-        bool state_ok = true;
-
-        // A later step of a job already placed on this node reuses the job's decision.
-        std::optional<Holding> existing;
-        std::vector<proto::LocalPlacement> to_report;
-        try {
-            std::string warning = state.update(kLockWaitMs, [&](NodeState& s) {
-                if (const Holding* h = s.find(facts.job_id))
-                    existing = *h;
-                else
-                    to_report = unreported(s);
-                return false;
-            });
-            if (!warning.empty()) notes.push_back(warning);
-        } catch (const StateError& e) {
-            state_ok = false;
-            notes.push_back(std::string("node-local state unusable: ") + e.what());
-        }
-        if (existing) {
-            log_once(services, who(facts), notes);
-            return outcome_for(*existing, facts);
-        }
-
-        if (config.mode == proto::GpuMode::Narrow && !slurm_named) return {};  // nothing to narrow
-        if (options.off) return opted_out(config, facts, services, state, state_ok, deadline, notes);
-
-        proto::PlaceRequest req;
-        req.job_id = facts.job_id;
-        req.job_uid = facts.uid;
-        req.node = facts.node;
-        req.partition = facts.partition;
-        req.job_name = facts.job_name.substr(0, 200);
-        req.profile = options.profile;
-        req.mode = config.mode;
-        req.slurm_gpus = facts.slurm_gpus;
-        req.job_nodes = facts.job_nodes;
-        req.unreported = to_report;
-
-        Exchange x =
-            run_exchange(config, facts, services, req, {bindish, endpoint_absent(config.endpoint), false}, deadline);
-        const std::int64_t now = services.now();
-
-        if (x.msg.skip) {
-            // No bind slots here (e.g. a CPU-only job): remember it so later steps skip the lookup.
-            Holding none{facts.job_id, holding_mode::kNone, {}, 0, false, true, now};
-            if (state_ok) {
-                try {
-                    state.update(kLockWaitMs, [&](NodeState& s) {
-                        record(s, none);
-                        return true;
-                    });
-                } catch (const StateError&) {}
-            }
-            log_once(services, who(facts), notes);
-            return {};
-        }
-
-        std::string failure;
-        if (x.msg.reply) {
-            const proto::PlaceReply& reply = *x.msg.reply;
-            std::string bad = check_reply(reply, facts, config, x.msg.slots);
-            if (bad.empty()) {
-                Holding fresh = holding_from_reply(reply, facts, now);
-                Holding used = fresh;
-                keep_holding(state, state_ok, fresh, notes, [&](NodeState& s) {
-                    used = record(s, fresh);
-                    mark_reported(s, req.unreported);
-                });
-                Outcome o = outcome_for(used, facts);
-                o.report_started = used.decision == fresh.decision && fresh.decision > 0;
-                if (o.report_started && o.gpus.empty()) o.gpus = used.gpus;
-                log_once(services, who(facts), notes);
-                return o;
-            }
-            failure = "colocd's reply is unusable: " + bad;
-        } else {
-            failure = failure_text(x, config, bindish);
-        }
-
-        // Fail open. How long the launch waited is part of the line: admins (and the tests)
-        // check it against the deadline.
-        failure += "; fell back after " +
-                   std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()) +
-                   " ms";
-        Outcome o;
-        if (slurm_named) {
-            notes.insert(notes.begin(), failure + "; keeping Slurm's GPUs " + proto::gpu_list(facts.slurm_gpus));
-            Holding keep{facts.job_id,
-                         config.mode == proto::GpuMode::Observe ? holding_mode::kObserve : holding_mode::kNarrow,
-                         facts.slurm_gpus,
-                         0,
-                         true,
-                         false,
-                         now};
-            keep_holding(state, state_ok, keep, notes, [&](NodeState& s) { record(s, keep); });
-        } else if (config.mode == proto::GpuMode::Observe || !bindish) {
-            notes.insert(notes.begin(), failure);
-        } else if (!config.bind_fallback_possible()) {
-            notes.insert(notes.begin(), failure +
-                                            "; no GPU chosen (plugstack arguments gpus= and slots_per_gpu= "
-                                            "are needed for a local choice)");
-        } else {
-            o = outcome_for(choose_here(config, facts, state, state_ok, x.msg, now, failure, notes), facts);
-        }
-        log_once(services, who(facts), notes);
-        return o;
+        if (facts.job_id > 0) o = place(config, options, facts, services, times);
     } catch (...) {
         log_once(services, who(facts), {"placement failed unexpectedly; Slurm's environment kept"});
-        return {};
+        o = {};
     }
+    times.place_ms = ms_since(t0);
+    o.times = times;
+    return o;
 }
 
 }  // namespace coloc::spank

@@ -27,6 +27,18 @@ struct JobFacts {
     std::vector<int> cuda_visible;       // CUDA_VISIBLE_DEVICES as Slurm set it
 };
 
+// How long each stage of one step's placement took, in ms (-1: the stage did not run); logged
+// at debug level and, with the plugstack argument timings=FILE, written there (one line a step).
+struct StageTimes {
+    std::string path = "none";  // none | reuse | colocd | fallback | off
+    double lock_ms = -1;        // reading the node-local record under its lock
+    double lookup_ms = -1;      // Slurm's slot count, asked in a forked child (fallback, --coloc=off)
+    double munge_ms = -1;       // the request's credential
+    double call_ms = -1;        // the round trip to colocd, less the credential
+    double record_ms = -1;      // recording the holding under the lock
+    double place_ms = -1;       // the whole of place_step
+};
+
 // What slurm_spank_task_init applies and slurm_spank_task_post_fork reports.
 struct Outcome {
     bool set_devices = false;
@@ -35,11 +47,14 @@ struct Outcome {
     std::vector<int> gpus;        // physical GPUs, for the `started` report
     std::int64_t decision = 0;
     bool report_started = false;  // this step got its decision from colocd just now
+    StageTimes times;
 };
 
-// The outside world, replaceable in tests. lookup_slots and call run in a forked child.
+// The outside world, replaceable in tests. lookup_slots runs in a forked child, killed at its
+// deadline; call runs in the plugin's process and must bound itself by options.timeout_ms.
 struct Services {
-    // Slurm's count of bind slots for the job on this node; -1 with `why` when unknown.
+    // Slurm's count of bind slots for the job on this node; -1 with `why` when unknown. Asked
+    // only to choose without colocd (colocd reads the count itself).
     std::function<int(const JobFacts&, const std::string& gres, std::string& why)> lookup_slots;
     std::function<nlohmann::json(const std::string& endpoint, const nlohmann::json& body,
                                  const proto::CallOptions& options)>
@@ -52,8 +67,11 @@ inline constexpr int kLockWaitMs = 100;  // peers hold the node lock for well un
                                          // but a loaded node may not run them for a while
 // The job epilog delays no launch: it waits longer rather than leave a job's slots taken.
 inline constexpr int kEpilogLockWaitMs = 2000;
-inline constexpr int kReplyMarginMs = 5;  // the child gives up this long before the deadline
-inline constexpr int kKillMarginMs = 10;  // the parent kills the child this long after it
+inline constexpr int kReplyMarginMs = 5;  // the call gives up this long before the deadline
+inline constexpr int kKillMarginMs = 10;  // the slot lookup's child is killed this long after its deadline
+// When colocd used the whole deadline, the slot lookup for a local choice may take this much
+// more: slurmctld answers in tens of ms, and a job with two slots must not get one GPU.
+inline constexpr int kFallbackLookupMs = 60;
 
 // Runs in slurm_spank_init_post_opt. Never throws; logs at most one line.
 Outcome place_step(const PluginConfig& config, const UserOptions& options, const JobFacts& facts,

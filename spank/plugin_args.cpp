@@ -77,6 +77,11 @@ ParsedArgs parse_plugin_args(const std::vector<std::string>& args) {
                 c.munge_socket = value;
             else
                 why = "expected an absolute path";
+        } else if (key == "timings") {
+            if (!value.empty() && value[0] == '/')
+                c.timings_file = value;
+            else
+                why = "expected an absolute path";
         } else if (key == "slot_gres") {
             if (valid_gres_name(value))
                 c.slot_gres = value;

@@ -1,6 +1,7 @@
 // spank_coloc.so: the SPANK callbacks and their dispatch by context. Slurm calls every callback
 // in every context (sbatch, srun, slurmstepd, slurmd, prolog/epilog); each one does its work in
 // one context only, catches everything, and returns 0: the plugin must never fail or stall a job.
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <ctime>
@@ -10,11 +11,14 @@ extern "C" {
 }
 
 #include "proto/client.hpp"
+#include "proto/errors.hpp"
 #include "slurm/job_slots.hpp"
+#include "spank/bounded_seal.hpp"
 #include "spank/job_env.hpp"
 #include "spank/placement.hpp"
 #include "spank/plugin_args.hpp"
 #include "spank/spank_api.hpp"
+#include "spank/stage_log.hpp"
 #include "spank/user_options.hpp"
 
 extern "C" {
@@ -36,6 +40,7 @@ struct Plugin {
     JobFacts facts;
     Outcome outcome;
     bool started_reported = false;
+    std::uint32_t step = 0;
 };
 
 Plugin& plugin() {
@@ -50,8 +55,18 @@ Services production_services() {
     s.lookup_slots = [](const JobFacts& f, const std::string& gres, std::string& why) {
         return slurm::job_gres_count(static_cast<std::uint32_t>(f.job_id), f.node, gres, why);
     };
+    // In this process, without a fork: munge on a thread of its own, ZeroMQ by its timeouts.
     s.call = [](const std::string& endpoint, const nlohmann::json& body, const proto::CallOptions& options) {
-        return proto::call(endpoint, body, options);
+        const auto t0 = std::chrono::steady_clock::now();
+        const std::string wire = seal_within(body, options.munge_socket, options.timeout_ms);
+        const double munge_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (options.munge_ms) *options.munge_ms = munge_ms;
+        proto::CallOptions rest = options;
+        rest.timeout_ms = options.timeout_ms - static_cast<int>(munge_ms);
+        if (rest.timeout_ms <= 0)
+            throw proto::ProtoError(proto::code::kUnavailable, "no time left after making the munge credential");
+        return proto::call_sealed(endpoint, wire, rest);
     };
     s.now = [] { return static_cast<std::int64_t>(std::time(nullptr)); };
     s.log = log_line;
@@ -133,9 +148,8 @@ void init_post_opt(spank_t sp) {
     if (ctx == S_CTX_ALLOCATOR || ctx == S_CTX_LOCAL) return tag_job(sp);
     if (ctx != S_CTX_REMOTE) return;
     Plugin& p = plugin();
-    std::uint32_t step = 0;
-    p.facts = read_job_facts(sp, step);
-    if (step == SLURM_EXTERN_CONT) return;  // runs no task of the job
+    p.facts = read_job_facts(sp, p.step);
+    if (p.step == SLURM_EXTERN_CONT) return;  // runs no task of the job
     if (p.facts.node.empty()) {
         log_line("job " + std::to_string(p.facts.job_id) + ": SLURMD_NODENAME is not set; not placing");
         return;
@@ -145,8 +159,18 @@ void init_post_opt(spank_t sp) {
 
 void task_init(spank_t sp) {
     if (spank_context() != S_CTX_REMOTE) return;
-    std::string err = apply_outcome(sp, plugin().outcome, plugin().config.endpoint);
-    if (!err.empty()) log_line("job " + std::to_string(plugin().facts.job_id) + ": " + err);
+    Plugin& p = plugin();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string err = apply_outcome(sp, p.outcome, p.config.endpoint);
+    const double apply_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!err.empty()) log_line("job " + std::to_string(p.facts.job_id) + ": " + err);
+    // This runs in the task's own process (forked from slurmstepd): its time has a line of its own.
+    int task = -1;
+    if (p.facts.job_id > 0 && spank_get_item(sp, S_TASK_ID, &task) == ESPANK_SUCCESS && task == 0) {
+        const std::string line = apply_line(p.facts.job_id, p.step, p.facts.node, apply_ms);
+        slurm_debug("coloc: %s", line.c_str());
+        if (!p.config.timings_file.empty()) append_stage_line(p.config.timings_file, line);
+    }
 }
 
 void task_post_fork(spank_t sp) {
@@ -155,7 +179,15 @@ void task_post_fork(spank_t sp) {
     int task = -1;
     if (p.started_reported || spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS || task != 0) return;
     p.started_reported = true;
+    const auto t0 = std::chrono::steady_clock::now();
     report_started(p.config, p.facts, p.outcome, production_services());
+    const double report_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (p.facts.job_id <= 0) return;
+    // The step's one timing line: debug level in slurmd's log, and the timings= file if named.
+    const std::string line =
+        stage_line(p.facts.job_id, p.step, p.facts.node, p.outcome.times, p.outcome.report_started ? report_ms : -1);
+    slurm_debug("coloc: %s", line.c_str());
+    if (!p.config.timings_file.empty()) append_stage_line(p.config.timings_file, line);
 }
 
 void job_epilog(spank_t sp, int ac, char** av) {

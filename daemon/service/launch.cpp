@@ -30,7 +30,7 @@ GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
     if (auto it = cfg.node_modes.find(r.node); it != cfg.node_modes.end()) return it->second;
     if (auto it = cfg.partition_modes.find(r.partition); it != cfg.partition_modes.end()) return it->second;
     if (!r.slurm_gpus.empty()) return GpuMode::Narrow;
-    if (r.slots > 0) return GpuMode::Bind;
+    if (r.slots > 0 || !r.slots_gres.empty()) return GpuMode::Bind;
     return cfg.default_mode;
 }
 
@@ -41,6 +41,7 @@ json Service::on_place(const proto::Request& req, const proto::Identity&) {
     adopt_fallbacks(p);                                         // what the plugin placed alone before
     if (auto earlier = earlier_decision(p)) return *earlier;    // a later step on the same node
     resolve_how(p);                                             // mode and profile
+    if (auto none = resolve_slots(p)) return *none;             // bind slots from Slurm, if left to colocd
     if (auto whole = place_whole_bind_job(p)) return *whole;    // bind, several nodes: one decision
     check_step_gpus(p);                                         // Slurm's GPUs exist on the node
     if (auto whole = place_whole_narrow_job(p)) return *whole;  // narrow, several nodes: one decision

@@ -69,13 +69,13 @@ std::optional<json> Service::place_whole_narrow_job(const Placing& p) {
     const JobGpusLookup::Answer answer =
         job_gpus_.ask(r.job_id, std::chrono::duration_cast<std::chrono::milliseconds>(job_gpus_left_));
     job_gpus_left_ -= std::chrono::microseconds(static_cast<std::int64_t>(answer.seconds * 1e6));
-    if (!answer.gpus) return node_by_node(answer.error);
+    if (!answer.value) return node_by_node(answer.error);
     // What slurmctld tells must agree with the step that asks and with colocd.yaml before it
     // decides anything: each node's plugin applies only GPUs of its own node's allocation.
     std::vector<int> step_gpus = r.slurm_gpus;
     std::sort(step_gpus.begin(), step_gpus.end());
     std::size_t count = 0;
-    for (const auto& [name, gpus] : answer.gpus->nodes) {
+    for (const auto& [name, gpus] : answer.value->nodes) {
         const int n = cfg_.topology.node_index(name);
         if (n < 0 ||
             std::find(request->allowed_nodes.begin(), request->allowed_nodes.end(), n) == request->allowed_nodes.end())
@@ -97,7 +97,7 @@ std::optional<json> Service::place_whole_narrow_job(const Placing& p) {
         request->allowed_gpus_per_node.emplace_back(n, gpus);
     }
     if (static_cast<int>(request->allowed_gpus_per_node.size()) != request->nodes)
-        return node_by_node("slurmctld lists " + std::to_string(answer.gpus->nodes.size()) + " nodes, its step " +
+        return node_by_node("slurmctld lists " + std::to_string(answer.value->nodes.size()) + " nodes, its step " +
                             std::to_string(request->nodes));
     request->gpus_per_node = narrow_gpu_count(cfg_, profile, static_cast<int>(count));
     place::Decision decision = decide(*request, 1);

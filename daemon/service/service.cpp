@@ -64,7 +64,7 @@ Role Service::role_for(const Route& route, const json& body) {
 
 std::int64_t Service::now_s() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
-Service::Service(Config config, JobGpusLookup::Query job_gpus)
+Service::Service(Config config, JobGpusLookup::Query job_gpus, JobGresLookup::Query job_gres)
     : cfg_(std::move(config)),
       access_(cfg_.admins, cfg_.slurm_user),
       store_(cfg_.database, false, {cfg_.database_backlog_max, cfg_.database_retry_s, cfg_.database_retry_max_s}),
@@ -73,7 +73,8 @@ Service::Service(Config config, JobGpusLookup::Query job_gpus)
       policy_(*model_),
       cluster_(cfg_.topology),
       started_at_(now_s()),
-      job_gpus_(std::move(job_gpus)) {
+      job_gpus_(std::move(job_gpus)),
+      job_gres_(std::move(job_gres)) {
     load_learned_params();
     recover_running_jobs();
 }

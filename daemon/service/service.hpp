@@ -32,6 +32,7 @@
 #include "proto/messages.hpp"
 #include "proto/ops.hpp"
 #include "slurm/job_gpus.hpp"
+#include "slurm/job_slots.hpp"
 
 namespace coloc::daemon {
 
@@ -39,6 +40,11 @@ namespace coloc::daemon {
 using slurm::JobGpus;
 using slurm::JobGpusLookup;
 using slurm::load_job_gpus;
+// A job's GRES on each node, for the bind slots of a request that leaves them to colocd.
+using slurm::JobGres;
+using slurm::JobGresLookup;
+// slurm_load_job for the slot count, after reading slurm.conf once (daemon/service/slots.cpp).
+JobGres load_job_gres_for_colocd(std::int64_t job_id);
 
 struct Counters {
     std::int64_t requests = 0;
@@ -53,8 +59,10 @@ struct Counters {
 
 class Service {
 public:
-    // `job_gpus` asks slurmctld for a job's GPUs on each node (narrow jobs on several nodes).
-    explicit Service(Config config, JobGpusLookup::Query job_gpus = load_job_gpus);
+    // `job_gpus` asks slurmctld for a job's GPUs on each node (narrow jobs on several nodes);
+    // `job_gres` for a bind job's slots on each node (the plugin leaves them to colocd).
+    explicit Service(Config config, JobGpusLookup::Query job_gpus = load_job_gpus,
+                     JobGresLookup::Query job_gres = load_job_gres_for_colocd);
     ~Service();
 
     // Handles one request's bytes and returns the reply's bytes (a round of one). Never throws.
@@ -153,6 +161,9 @@ private:
     void adopt_fallbacks(const Placing& p);
     std::optional<proto::json> earlier_decision(const Placing& p);
     void resolve_how(Placing& p) const;
+    // Bind slots the request leaves to colocd: read from Slurm (once per job) into p.r.slots;
+    // the reply itself when the job holds none here (daemon/service/slots.cpp).
+    std::optional<proto::json> resolve_slots(Placing& p);
     void check_step_gpus(const Placing& p) const;
     NodeChoice decide_on_node(const Placing& p);
     proto::json record_on_node(const Placing& p, const NodeChoice& choice);
@@ -235,7 +246,9 @@ private:
     // several narrow jobs arriving together must not add their waits up past the plugin's.
     static constexpr std::chrono::milliseconds kJobGpusWait{100};
     JobGpusLookup job_gpus_;
-    std::chrono::microseconds job_gpus_left_{kJobGpusWait};  // reset by handle_round
+    std::chrono::microseconds job_gpus_left_{kJobGpusWait};  // reset by handle_round; slot lookups share it
+    JobGresLookup job_gres_;
+    std::map<std::int64_t, JobGres> job_gres_seen_;  // per job: its other nodes ask no more
 };
 
 }  // namespace coloc::daemon

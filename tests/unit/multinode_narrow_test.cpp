@@ -103,28 +103,28 @@ TEST_CASE("job GPUs lookup: waits no longer than told, and starts no second quer
         const auto t0 = std::chrono::steady_clock::now();
         JobGpusLookup::Answer a = lookup.ask(5, 50ms);
         const auto waited = std::chrono::steady_clock::now() - t0;
-        CHECK_FALSE(a.gpus);
+        CHECK_FALSE(a.value);
         CHECK(a.error == "slurmctld did not answer within 50 ms");
         CHECK(waited >= 50ms);
         CHECK(waited < 1s);
         JobGpusLookup::Answer b = lookup.ask(6, 50ms);  // the first query still hangs
-        CHECK_FALSE(b.gpus);
+        CHECK_FALSE(b.value);
         CHECK(b.error == "slurmctld has not answered an earlier lookup yet");
         CHECK(asked == 1);
         release = true;
         // Once it came back (late, dropped), the next ask queries again and gets its answer.
         JobGpusLookup::Answer c;
-        for (int i = 0; i < 200 && !c.gpus; ++i) {
+        for (int i = 0; i < 200 && !c.value; ++i) {
             c = lookup.ask(7, 100ms);
-            if (!c.gpus) std::this_thread::sleep_for(5ms);
+            if (!c.value) std::this_thread::sleep_for(5ms);
         }
-        REQUIRE(c.gpus);
-        CHECK(c.gpus->job_id == 7);
+        REQUIRE(c.value);
+        CHECK(c.value->job_id == 7);
     }
     JobGpusLookup failing(
         [](std::int64_t) -> JobGpus { throw std::runtime_error("job 9: slurm_load_job: Invalid job id specified"); });
     JobGpusLookup::Answer d = failing.ask(9, 1s);
-    CHECK_FALSE(d.gpus);
+    CHECK_FALSE(d.value);
     CHECK(d.error == "job 9: slurm_load_job: Invalid job id specified");
 }
 

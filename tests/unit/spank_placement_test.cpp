@@ -19,8 +19,8 @@ using coloc::proto::ProtoError;
 
 namespace {
 
-// colocd, slurmctld and the clock as a test wants them. The lookup and the call run in the
-// plugin's forked child, so they leave their traces in files.
+// colocd, slurmctld and the clock as a test wants them. The slot lookup runs in the plugin's
+// forked child, so it leaves its traces in a file (the call does too, alike).
 struct World {
     std::string dir = coloc::test::scratch("spank-place");
     std::string calls_file = dir + "/calls";
@@ -124,7 +124,8 @@ TEST_CASE("spank: colocd's bind choice is applied and recorded; a later step reu
     auto calls = w.calls();
     REQUIRE(calls.size() == 1);
     CHECK(calls[0]["op"] == "place");
-    CHECK(calls[0]["slots"] == 2);
+    CHECK(calls[0]["slots"] == 0);  // colocd reads the count from Slurm: no lookup here
+    CHECK(calls[0]["slots_gres"] == "gpuslot");
     CHECK(calls[0]["node"] == "n1");
     CHECK(calls[0]["job_uid"] == 1000);
     NodeState s = w.state();
@@ -132,9 +133,17 @@ TEST_CASE("spank: colocd's bind choice is applied and recorded; a later step reu
     CHECK(s.holdings[0].reported);
     CHECK(s.holdings[0].decision == 41);
 
+    CHECK(w.lookups() == 0);
+    CHECK(first.times.path == "colocd");
+    CHECK(first.times.call_ms >= 0);
+    CHECK(first.times.lookup_ms < 0);
+
     Outcome later = w.place(bind_job(5));
     CHECK(w.calls().size() == 1);
-    CHECK(w.lookups() == 1);
+    CHECK(w.lookups() == 0);
+    CHECK(later.times.path == "reuse");
+    CHECK(later.times.lock_ms >= 0);
+    CHECK(later.times.call_ms < 0);
     CHECK(later.visible_devices == "1,3");
     CHECK(later.decision_label == "41");
     CHECK_FALSE(later.report_started);
@@ -202,23 +211,35 @@ TEST_CASE("spank: eight bind jobs with colocd down share four GPUs two by two") 
     CHECK(w.logs.size() == 8);
 }
 
-TEST_CASE("spank: a frozen colocd costs the deadline and not much more") {
+TEST_CASE("spank: a frozen colocd costs the deadline, and a local choice at most the slot lookup more") {
     World w;
-    w.colocd = [](const json&) -> json {
-        std::this_thread::sleep_for(std::chrono::seconds(10));
-        return {};
+    w.slots = 2;
+    int budget = -1;
+    Services s = w.services();
+    // The call bounds itself (proto_client_bounds_test.cpp): a frozen colocd uses the whole budget.
+    s.call = [&](const std::string&, const json&, const coloc::proto::CallOptions& options) -> json {
+        budget = options.timeout_ms;
+        std::this_thread::sleep_for(std::chrono::milliseconds(options.timeout_ms));
+        throw ProtoError(coloc::proto::code::kUnavailable,
+                         "colocd did not answer within " + std::to_string(options.timeout_ms) + " ms");
     };
     auto t0 = std::chrono::steady_clock::now();
-    Outcome o = w.place(bind_job(5));
+    Outcome o = place_step(w.config, {}, bind_job(5), s);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-    CHECK(ms >= 200);
-    CHECK(ms < 200 + 150);  // the stub sleeps 10 s: anything near 200 ms proves the deadline
+    CHECK(budget > 0);
+    CHECK(budget <= 200 - kReplyMarginMs);
+    CHECK(ms >= 200 - kReplyMarginMs);
+    CHECK(ms < 200 + kFallbackLookupMs + 150);
     CHECK(o.decision_label == "local");
+    CHECK(o.gpus.size() == 2);  // Slurm's two slots, asked after colocd failed
+    CHECK(w.lookups() == 1);
+    CHECK(o.times.path == "fallback");
+    CHECK(o.times.lookup_ms >= 0);
     REQUIRE(w.logs.size() == 1);
-    CHECK(w.logs[0].find("did not answer within 200 ms") != std::string::npos);
+    CHECK(w.logs[0].find("did not answer within") != std::string::npos);
 }
 
-TEST_CASE("spank: a stalled slot lookup also ends at the deadline, assuming one slot") {
+TEST_CASE("spank: a stalled slot lookup (colocd away) also ends at the deadline, assuming one slot") {
     World w;
     w.config.timeout_ms = 100;
     Services s = w.services();
@@ -264,16 +285,19 @@ TEST_CASE("spank: each way the call fails has its own line") {
     CHECK(w.logs[2].rfind("job 7 on n1: zmq: out of memory; fell back after ", 0) == 0);
 }
 
-TEST_CASE("spank: a crash while asking colocd is a fallback, not a crash of the step") {
+TEST_CASE("spank: a crash of the slot lookup is a fallback on one slot, not a crash of the step") {
     World w;
-    w.colocd = [](const json&) -> json {
+    Services s = w.services();
+    s.lookup_slots = [](const JobFacts&, const std::string&, std::string&) {
         ::raise(SIGTERM);
-        return {};
+        return 2;
     };
-    Outcome o = w.place(bind_job(5));
+    Outcome o = place_step(w.config, {}, bind_job(5), s);
     CHECK(o.decision_label == "local");
+    CHECK(o.gpus.size() == 1);
     REQUIRE(w.logs.size() == 1);
     CHECK(w.logs[0].find("helper process died of signal 15") != std::string::npos);
+    CHECK(w.logs[0].find("assuming 1") != std::string::npos);
 }
 
 TEST_CASE("spank: each node name has its own state") {
@@ -297,13 +321,13 @@ TEST_CASE("spank: --coloc=off in bind mode gets GPUs of its own slots, chosen he
     CHECK(o.gpus.size() == 2);  // its two slots, not every GPU of the node
     CHECK(o.visible_devices.find('3') == std::string::npos);
     CHECK(w.calls().size() == 1);  // only job 4's
-    CHECK(w.lookups() == 2);
+    CHECK(w.lookups() == 1);       // only job 5's: colocd read job 4's
     REQUIRE(w.logs.size() == 1);
     CHECK(w.logs[0].rfind("job 5 on n1: --coloc=off; GPUs ", 0) == 0);
     REQUIRE(w.state().find(5) != nullptr);
     CHECK_FALSE(w.state().find(5)->reported);                               // colocd hears of it with the next request
     CHECK(w.place(bind_job(5), off).visible_devices == o.visible_devices);  // a later step reuses it
-    CHECK(w.lookups() == 2);
+    CHECK(w.lookups() == 1);
     CHECK(w.place(bind_job(6)).set_devices);
     CHECK(w.calls().back()["unreported"][0]["job_id"] == 5);
 }
@@ -320,13 +344,23 @@ TEST_CASE("spank: --coloc=off in narrow mode keeps Slurm's GPUs, asks nothing, r
     CHECK_FALSE(std::filesystem::exists(w.config.state_dir));
 }
 
-TEST_CASE("spank: a job with no bind slots here is not placed, and later steps do not look again") {
+TEST_CASE("spank: a job with no bind slots here is not placed, and later steps do not ask again") {
     World w;
+    w.colocd = [](const json&) {
+        return json{{"v", 1}, {"ok", true}, {"decision", 0}, {"mode", "bind"}, {"gpus", json::array()}, {"slots", 0}};
+    };
+    CHECK_FALSE(w.place(bind_job(5)).set_devices);
+    CHECK_FALSE(w.place(bind_job(5)).set_devices);
+    CHECK(w.calls().size() == 1);
+    CHECK(w.lookups() == 0);
+    CHECK(w.logs.empty());
+
+    // colocd away: Slurm's count, asked here, says the same.
     w.slots = 0;
-    w.colocd = [](const json&) { return reply("bind", {0}, 1); };
-    CHECK_FALSE(w.place(bind_job(5)).set_devices);
-    CHECK_FALSE(w.place(bind_job(5)).set_devices);
-    CHECK(w.calls().empty());
+    w.colocd = [](const json&) -> json { throw ProtoError(coloc::proto::code::kUnavailable, "colocd did not answer"); };
+    CHECK_FALSE(w.place(bind_job(6)).set_devices);
+    CHECK_FALSE(w.place(bind_job(6)).set_devices);
+    CHECK(w.calls().size() == 2);
     CHECK(w.lookups() == 1);
     CHECK(w.logs.empty());
 }

@@ -1,0 +1,52 @@
+// A bind job's slots when the plugin leaves them to colocd: the plugin makes no slurmctld call
+// on the launch path, and colocd has libslurm initialised already, so one bounded lookup here
+// costs a few milliseconds, once per job (its other nodes find the answer kept).
+#include "daemon/log.hpp"
+#include "daemon/service/service.hpp"
+#include "slurm/session.hpp"
+
+namespace coloc::daemon {
+
+using proto::json;
+using proto::ProtoError;
+namespace code = proto::code;
+
+namespace {
+// A few running jobs' worth is all a later node of the same job needs; drop the lot beyond this.
+constexpr std::size_t kKeptJobs = 4096;
+}  // namespace
+
+JobGres load_job_gres_for_colocd(std::int64_t job_id) {
+    slurm::init_libslurm();
+    return slurm::load_job_gres(job_id);
+}
+
+std::optional<json> Service::resolve_slots(Placing& p) {
+    proto::PlaceRequest& r = p.r;
+    if (p.mode != GpuMode::Bind || r.slots > 0 || r.slots_gres.empty()) return std::nullopt;
+    auto seen = job_gres_seen_.find(r.job_id);
+    if (seen == job_gres_seen_.end()) {
+        if (job_gpus_left_.count() <= 0)
+            throw ProtoError(code::kUnavailable, "this round of requests has already waited " +
+                                                     std::to_string(kJobGpusWait.count()) + " ms for slurmctld");
+        const JobGresLookup::Answer answer =
+            job_gres_.ask(r.job_id, std::chrono::duration_cast<std::chrono::milliseconds>(job_gpus_left_));
+        job_gpus_left_ -= std::chrono::microseconds(static_cast<std::int64_t>(answer.seconds * 1e6));
+        if (!answer.value)
+            throw ProtoError(code::kUnavailable, "bind slots of job " + std::to_string(r.job_id) + ": " + answer.error);
+        if (job_gres_seen_.size() >= kKeptJobs) job_gres_seen_.clear();
+        seen = job_gres_seen_.emplace(r.job_id, *answer.value).first;
+    }
+    try {
+        r.slots = slurm::gres_count_on(seen->second, r.node, r.slots_gres);
+    } catch (const std::exception& e) {
+        throw ProtoError(code::kUnavailable, e.what());
+    }
+    if (r.slots > 0) return std::nullopt;
+    // No slots here (a CPU-only job): nothing to place, nothing to record; the plugin remembers it.
+    proto::PlaceReply none{0, GpuMode::Bind, {}, 1.0, false, ""};
+    none.slots = 0;
+    return none.to_json();
+}
+
+}  // namespace coloc::daemon
