@@ -34,6 +34,8 @@ std::optional<json> Service::resolve_slots(Placing& p) {
         job_gpus_left_ -= std::chrono::microseconds(static_cast<std::int64_t>(answer.seconds * 1e6));
         if (!answer.value)
             throw ProtoError(code::kUnavailable, "bind slots of job " + std::to_string(r.job_id) + ": " + answer.error);
+        log_debug("job " + std::to_string(r.job_id) + ": slurmctld told its GRES in " +
+                  std::to_string(static_cast<int>(answer.seconds * 1000)) + " ms");
         if (job_gres_seen_.size() >= kKeptJobs) job_gres_seen_.clear();
         seen = job_gres_seen_.emplace(r.job_id, *answer.value).first;
     }
