@@ -86,9 +86,15 @@ $(BUILD)/colocctl: $(CTL_OBJ) $(LIBS)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 # The plugin links only what it needs and exports only the SPANK symbols.
-$(BUILD)/spank_coloc.so: $(BUILD)/obj/spank/spank_coloc.o $(BUILD)/libspank_logic.a $(BUILD)/libcoloc_core.a spank/spank_coloc.map
+# ZeroMQ and munge are in spank_coloc_net.so, which it loads only when a step asks colocd:
+# srun and every later step load spank_coloc.so alone (spank/net_entry.hpp).
+$(BUILD)/spank_coloc.so: $(BUILD)/obj/spank/spank_coloc.o $(BUILD)/libspank_logic.a $(BUILD)/libcoloc_core.a spank/spank_coloc.map $(BUILD)/spank_coloc_net.so
 	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=spank/spank_coloc.map -Wl,-z,defs \
-	    -o $@ $(filter %.o %.a,$^) -lzmq -lmunge -lsodium -lslurm -static-libstdc++ -static-libgcc
+	    -o $@ $(filter %.o %.a,$^) -lslurm -static-libstdc++ -static-libgcc
+
+$(BUILD)/spank_coloc_net.so: $(BUILD)/obj/spank/net_entry.o $(BUILD)/libspank_logic.a $(BUILD)/libcoloc_core.a spank/spank_coloc_net.map
+	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=spank/spank_coloc_net.map -Wl,-z,defs \
+	    -o $@ $(filter %.o %.a,$^) -lzmq -lmunge -lsodium -static-libstdc++ -static-libgcc
 
 # The library a training job reports its iteration times with (client/coloc_report.h): it
 # exports only the C API and carries the wire protocol it needs from the core library.

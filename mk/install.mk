@@ -19,7 +19,8 @@ unitdir         ?= $(PREFIX)/lib/systemd/system
 INSTALL         ?= install
 
 MAN_PAGES := $(wildcard man/*.[1-8])
-INSTALL_BINS := $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/libcoloc_report.so \
+INSTALL_BINS := $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/spank_coloc_net.so \
+    $(BUILD)/libcoloc_report.so \
     $(BUILD)/libcoloc_report.a
 
 # Paths inside the shipped files follow the directories chosen here.
@@ -35,6 +36,8 @@ install: $(INSTALL_BINS)
 	$(INSTALL) -m 0755 $(BUILD)/colocd $(DESTDIR)$(sbindir)/colocd
 	$(INSTALL) -m 0755 $(BUILD)/colocctl $(DESTDIR)$(bindir)/colocctl
 	$(INSTALL) -m 0755 $(BUILD)/spank_coloc.so $(DESTDIR)$(slurm_plugindir)/spank_coloc.so
+	@# Loaded by spank_coloc.so from beside itself when a step asks colocd.
+	$(INSTALL) -m 0755 $(BUILD)/spank_coloc_net.so $(DESTDIR)$(slurm_plugindir)/spank_coloc_net.so
 	@# What a training job reports its iteration times with (coloc_report(3)).
 	$(INSTALL) -m 0644 $(BUILD)/libcoloc_report.so $(DESTDIR)$(libdir)/libcoloc_report.so
 	$(INSTALL) -m 0644 $(BUILD)/libcoloc_report.a $(DESTDIR)$(libdir)/libcoloc_report.a
@@ -61,7 +64,8 @@ install: $(INSTALL_BINS)
 
 uninstall:
 	rm -f $(DESTDIR)$(sbindir)/colocd $(DESTDIR)$(bindir)/colocctl \
-	    $(DESTDIR)$(slurm_plugindir)/spank_coloc.so $(DESTDIR)$(unitdir)/colocd.service \
+	    $(DESTDIR)$(slurm_plugindir)/spank_coloc.so $(DESTDIR)$(slurm_plugindir)/spank_coloc_net.so \
+	    $(DESTDIR)$(unitdir)/colocd.service \
 	    $(DESTDIR)$(docdir)/GAVEL-LICENSE $(DESTDIR)$(libdir)/libcoloc_report.so \
 	    $(DESTDIR)$(libdir)/libcoloc_report.a \
 	    $(DESTDIR)$(includedir)/coloc_report.h $(DESTDIR)$(pythondir)/coloc_report.py \

@@ -11,10 +11,9 @@ extern "C" {
 }
 
 #include "proto/client.hpp"
-#include "proto/errors.hpp"
 #include "slurm/job_slots.hpp"
-#include "spank/bounded_seal.hpp"
 #include "spank/job_env.hpp"
+#include "spank/net_call.hpp"
 #include "spank/placement.hpp"
 #include "spank/plugin_args.hpp"
 #include "spank/spank_api.hpp"
@@ -55,18 +54,9 @@ Services production_services() {
     s.lookup_slots = [](const JobFacts& f, const std::string& gres, std::string& why) {
         return slurm::job_gres_count(static_cast<std::uint32_t>(f.job_id), f.node, gres, why);
     };
-    // In this process, without a fork: munge on a thread of its own, ZeroMQ by its timeouts.
+    // In this process, without a fork, through spank_coloc_net.so (loaded only by a step that asks).
     s.call = [](const std::string& endpoint, const nlohmann::json& body, const proto::CallOptions& options) {
-        const auto t0 = std::chrono::steady_clock::now();
-        const std::string wire = seal_within(body, options.munge_socket, options.timeout_ms);
-        const double munge_ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        if (options.munge_ms) *options.munge_ms = munge_ms;
-        proto::CallOptions rest = options;
-        rest.timeout_ms = options.timeout_ms - static_cast<int>(munge_ms);
-        if (rest.timeout_ms <= 0)
-            throw proto::ProtoError(proto::code::kUnavailable, "no time left after making the munge credential");
-        return proto::call_sealed(endpoint, wire, rest);
+        return net_call(endpoint, body, options);
     };
     s.now = [] { return static_cast<std::int64_t>(std::time(nullptr)); };
     s.log = log_line;

@@ -23,6 +23,7 @@ expect_file() { # PATH MODE
 expect_file $prefix/sbin/colocd 755
 expect_file $prefix/bin/colocctl 755
 expect_file $libdir/slurm/spank_coloc.so 755
+expect_file $libdir/slurm/spank_coloc_net.so 755
 expect_file $prefix/lib/systemd/system/colocd.service 644
 expect_file /etc/coloc/colocd.yaml 644
 expect_file /etc/coloc/profiles.yaml 644
