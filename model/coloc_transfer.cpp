@@ -20,8 +20,8 @@
 namespace coloc::model {
 
 namespace {
-constexpr double kMeasuredSd = 0.03;  // noise of one measured or observed pair's speed
-constexpr double kPriorSd = 0.25;     // the utilisation prior: about as wide as speeds spread
+constexpr double kMeasuredSd = 0.03;    // noise of one measured or observed pair's speed
+constexpr double kPriorSd = 0.25;       // the utilisation prior: about as wide as speeds spread
 constexpr double kRebuildStep = 0.005;  // an observed mean moving less waits for the next one
 
 double blended_sd(const KernelEstimate& e, double prior_sd, const GpuShareParams& p) {
@@ -45,7 +45,8 @@ void ColocModel::merge_observed() {
         const JobProfile* a = catalogue_.find(job);
         const JobProfile* b = catalogue_.find(neighbour);
         if (!a || !b || seen.n <= 0) continue;  // a profile no longer in the catalogue
-        auto it = std::find_if(tables_.begin(), tables_.end(), [&](const ReferenceTable& t) { return t.gpu_type() == gpu; });
+        auto it =
+            std::find_if(tables_.begin(), tables_.end(), [&](const ReferenceTable& t) { return t.gpu_type() == gpu; });
         if (it == tables_.end()) it = tables_.insert(tables_.end(), ReferenceTable(gpu));
         const int i = it->add_job(a->name, solo_features(*a, gpu));
         const int j = it->add_job(b->name, solo_features(*b, gpu));

@@ -5,7 +5,7 @@
 namespace coloc::model {
 
 namespace {
-constexpr double kEffectSd = 0.15;    // how far a job's own effect may plausibly be from 0
+constexpr double kEffectSd = 0.15;     // how far a job's own effect may plausibly be from 0
 constexpr double kPairNoiseSd = 0.08;  // one pair's deviation from an additive picture
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "model/interval_regression.hpp"
+#include "model/run_history.hpp"
 
 using namespace coloc::model;
 
@@ -84,9 +85,53 @@ TEST_CASE("noisy runs are left out and counted by reason") {
 TEST_CASE("a pair the evidence hardly touches stays near its prior") {
     const std::map<std::string, double> delay = {{"b", 0.5}};
     // 5 % noise on one short stretch beside b: the prior (0.1 +- 0.05) should dominate.
-    const IntervalFit fit = fit_interval_delays({run("a", {{"b", 50}}, delay, 5000)},
-                                                [](const PairKey&) { return DelayPrior{0.1, 0.05}; });
+    const IntervalFit fit = fit_interval_delays({run("a", {{"b", 50}}, delay, 5000)}, [](const PairKey&) {
+        return DelayPrior{0.1, 0.05};
+    });
     const PairDelay d = fit.pairs.at({"a", "b", Sharing::Gpu});
     CHECK(d.delay < 0.2);
     CHECK(d.evidence < 1);
+}
+
+TEST_CASE("recorded co-locations become intervals, and solo work comes from runs alone") {
+    std::vector<JobHistory> jobs;
+    auto job = [&](std::int64_t id, const std::string& profile, double start, double end) -> JobHistory& {
+        JobHistory j;
+        j.job_id = id;
+        j.profile = profile;
+        j.user = "ann";
+        j.job_name = "train";
+        j.state = "ended";
+        j.start = start;
+        j.end = end;
+        jobs.push_back(j);
+        return jobs.back();
+    };
+    job(1, "a", 0, 1000);    // a alone: solo work 1000
+    job(2, "a", 0, 1200);    // and again: median 1100
+    job(3, "", 0, 500);      // no profile: keyed by user and job name
+    job(4, "a", 100, 1600);  // a beside 5 from 300 to 900
+    job(5, "b", 300, 900).shared.push_back({4, Sharing::Gpu, 300, 900});
+    jobs[3].shared.push_back({5, Sharing::Gpu, 300, 900});
+    job(6, "b", 0, 100).state = "FAILED";
+    const std::vector<EndedRun> runs = runs_from_history(jobs);
+    REQUIRE(runs.size() == 6);
+    CHECK(runs[2].job == "user:ann/train");
+    CHECK(runs[2].solo_s == 500);
+    const EndedRun& a = runs[3];
+    CHECK(a.solo_s == 1100);
+    CHECK(a.elapsed_s == 1500);
+    REQUIRE(a.intervals.size() == 3);
+    CHECK(a.intervals[0].neighbours.empty());
+    CHECK(a.intervals[1].duration_s == 600);
+    REQUIRE(a.intervals[1].neighbours.size() == 1);
+    CHECK(a.intervals[1].neighbours[0].first == "b");
+    CHECK(runs[4].solo_s == 0);  // b never ran alone
+    CHECK(runs[5].state == "FAILED");
+    LeftOut left;
+    CHECK(usable_run(a, {}, left));
+    CHECK_FALSE(usable_run(runs[4], {}, left));
+    CHECK_FALSE(usable_run(runs[5], {}, left));
+    CHECK(left.no_solo == 1);
+    CHECK(left.failed == 1);
 }

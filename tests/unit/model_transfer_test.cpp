@@ -26,8 +26,7 @@ ProfileCatalogue catalogue(const std::string& gpu, double (*f)(int, int)) {
     far.known["gpu_mem_gb"] = false;
     cat.intern(far);
     for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j)
-            cat.add_pair({"r" + std::to_string(i), "r" + std::to_string(j), gpu, f(i, j)});
+        for (int j = 0; j < 4; ++j) cat.add_pair({"r" + std::to_string(i), "r" + std::to_string(j), gpu, f(i, j)});
     return cat;
 }
 
