@@ -12,6 +12,8 @@
 // Uncertainty (standard deviation of the speed): a measured pair has the measurement noise; a
 // prior alone has kPriorSd; a kernel estimate blends the spread of the similar pairs it drew on
 // (inflated when they are few) with its prior's uncertainty, by the same weights as the values.
+// The other types' prediction is as uncertain as their kernel estimates and their disagreement,
+// and, once the own type has pairs, at least as uncertain as those pairs show it to be.
 #include <algorithm>
 #include <cmath>
 
@@ -34,6 +36,21 @@ double blended_sd(const KernelEstimate& e, double prior_sd, const GpuShareParams
         kMeasuredSd * kMeasuredSd + e.spread * e.spread * (1 + 1 / n) + prior_sd * prior_sd / (1 + n);
     const double var = (e.weight * kernel_var + p.prior_weight * prior_sd * prior_sd) / (e.weight + p.prior_weight);
     return std::sqrt(var);
+}
+
+// How far the own type's measured pairs stand from the transfer prediction once the per-job
+// effects are taken out (root mean square; 0 with fewer than two pairs): the transfer
+// prediction is no surer than that where no similar pair corrects it.
+double residual_rms(const ReferenceTable& t) {
+    double sum = 0;
+    long n = 0;
+    for (int i = 0; i < t.size(); ++i)
+        for (int j = 0; j < t.size(); ++j)
+            if (t.has_speed(i, j)) {
+                sum += t.speed(i, j) * t.speed(i, j);
+                ++n;
+            }
+    return n >= 2 ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
 }
 
 bool same_type(const JobProfile& a, const JobProfile& b) { return (a.id >= 0 && a.id == b.id) || a.name == b.name; }
@@ -121,7 +138,8 @@ Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobPro
             const Prediction base = transfer_prediction(a, b, same);
             const KernelEstimate e = kernel_gpu_estimate(residual_table_, qa, qb, same, p);
             const double correction = effects_.value(qa.ref, qb.ref, base.speed) + blend_with_prior(e, 0.0, p);
-            return {std::clamp(base.speed + correction, p.min_speed, 1.0), blended_sd(e, base.uncertainty, p)};
+            const double base_sd = std::max(base.uncertainty, residual_rms(residual_table_));
+            return {std::clamp(base.speed + correction, p.min_speed, 1.0), blended_sd(e, base_sd, p)};
         }
         const KernelEstimate e = kernel_gpu_estimate(*own, qa, qb, same, p);
         return {std::clamp(blend_with_prior(e, prior_gpu_speed(a, b, p), p), p.min_speed, 1.0),
@@ -162,12 +180,14 @@ Prediction ColocModel::predict(const JobProfile& job, std::span<const Neighbour>
         int term = 0;
         const double d = delta(job, n, term);
         if (term == kGpuTerm) {
+            // The pair's own uncertainty already covers what the scale would add.
             const JobProfile& other = n.profile ? *n.profile : catalogue_.default_profile();
             const Prediction g = gpu_prediction(job, other);
             const double sd = th[term] * g.uncertainty / (g.speed * g.speed);  // d(1/s - 1)/ds
             var += sd * sd;
+        } else {
+            var += d * d * P(term, term) * params_.rls_noise_var;  // the term's calibrated scale
         }
-        var += d * d * P(term, term) * params_.rls_noise_var;  // the term's calibrated scale
     }
     return {1.0 / slowdown, std::sqrt(var) / (slowdown * slowdown)};
 }

@@ -54,7 +54,7 @@ IntervalFit fit_interval_delays(const std::vector<EndedRun>& runs, const PriorDe
     Eigen::VectorXd b(P);
     // Both in inverse variances: an equation's noise is noise * E; a pair's prior has its sd.
     Eigen::VectorXd row(P);
-    for (int pass = 0; pass < std::max(1, o.iterations); ++pass) {
+    for (int pass = 0; pass < std::max(1, o.max_passes); ++pass) {
         A.setZero();
         b.setZero();
         for (const EndedRun* r : used) {
@@ -73,8 +73,11 @@ IntervalFit fit_interval_delays(const std::vector<EndedRun>& runs, const PriorDe
         }
         Eigen::MatrixXd M = A;
         M.diagonal() += ridge;
-        d = M.ldlt().solve(b + ridge.cwiseProduct(d0));
-        d = d.cwiseMax(1.0 / 1.5 - 1.0);  // a neighbour never makes a job more than 1.5x faster
+        Eigen::VectorXd next = M.ldlt().solve(b + ridge.cwiseProduct(d0));
+        next = next.cwiseMax(1.0 / 1.5 - 1.0);  // a neighbour never makes a job more than 1.5x faster
+        const double moved = (next - d).cwiseAbs().maxCoeff();
+        d = next;
+        if (moved < 1e-6) break;
     }
     for (Eigen::Index p = 0; p < P; ++p) fit.pairs[keys[static_cast<std::size_t>(p)]] = {d[p], A(p, p) / ridge[p]};
     return fit;

@@ -7,7 +7,7 @@
 // one linear equation on the delays of the pairs it formed, once the weights t_k / (1 + D_k)
 // are taken at the current estimates. Many jobs give a least-squares problem, solved with a
 // ridge toward the model's own prediction weighted by the model's own uncertainty (so a pair
-// seen once moves only as far as the evidence allows), and re-weighted a few times. Each
+// seen once moves only as far as the evidence allows), and re-weighted until the delays stop moving. Each
 // equation is weighted by 1 / (noise E)^2: the noise of an elapsed time grows with it.
 #pragma once
 
@@ -66,7 +66,7 @@ struct IntervalFit {
 struct IntervalOptions {
     double min_elapsed_s = 300;  // shorter runs are dominated by start-up and queue noise
     double noise = 0.05;         // relative noise of an elapsed time
-    int iterations = 3;          // re-weighting passes
+    int max_passes = 50;         // re-weighting passes, until the delays stop moving
 };
 
 // The prior of a pair: the model's delay before this evidence and its standard deviation.
