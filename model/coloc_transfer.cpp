@@ -12,8 +12,8 @@
 // Uncertainty (standard deviation of the speed): a measured pair has the measurement noise; a
 // prior alone has kPriorSd; a kernel estimate blends the spread of the similar pairs it drew on
 // (inflated when they are few) with its prior's uncertainty, by the same weights as the values.
-// The other types' prediction is as uncertain as their kernel estimates and their disagreement,
-// and, once the own type has pairs, at least as uncertain as those pairs show it to be.
+// The other types' prediction is as uncertain as their kernel estimates and their disagreement;
+// once the own type has pairs, the more of them the more it is as uncertain as they show.
 #include <algorithm>
 #include <cmath>
 
@@ -39,18 +39,18 @@ double blended_sd(const KernelEstimate& e, double prior_sd, const GpuShareParams
 }
 
 // How far the own type's measured pairs stand from the transfer prediction once the per-job
-// effects are taken out (root mean square; 0 with fewer than two pairs): the transfer
-// prediction is no surer than that where no similar pair corrects it.
-double residual_rms(const ReferenceTable& t) {
-    double sum = 0;
-    long n = 0;
+// effects are taken out: the transfer prediction, corrected, is as sure as they show, once they
+// are many; the other types' own uncertainty counts as kPriorPairs of them.
+constexpr double kPriorPairs = 10;
+double corrected_sd(const ReferenceTable& t, double transfer_sd) {
+    double sum = transfer_sd * transfer_sd * kPriorPairs, n = kPriorPairs;
     for (int i = 0; i < t.size(); ++i)
         for (int j = 0; j < t.size(); ++j)
             if (t.has_speed(i, j)) {
                 sum += t.speed(i, j) * t.speed(i, j);
                 ++n;
             }
-    return n >= 2 ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
+    return std::sqrt(sum / n);
 }
 
 bool same_type(const JobProfile& a, const JobProfile& b) { return (a.id >= 0 && a.id == b.id) || a.name == b.name; }
@@ -120,10 +120,12 @@ Prediction ColocModel::transfer_prediction(const JobProfile& a, const JobProfile
         ++tables;
     }
     if (tables == 0) return {prior_gpu_speed(a, b, p), kPriorSd};
-    const double mean = sum / tables;
-    // Each type's own uncertainty, and how much the types disagree.
-    const double between = std::max(0.0, sum2 / tables - mean * mean);
-    return {mean, std::sqrt(var / tables + between)};
+    const double k = tables, mean = sum / k;
+    // Each type's own uncertainty, and how much GPU types differ on a pair: if types are alike
+    // but for independent differences of variance v, k of them spread by v (k - 1) / k about
+    // their mean, and a new type lies v (1 + 1 / k) from it, so (k + 1) / (k - 1) times their spread.
+    const double between = tables > 1 ? std::max(0.0, sum2 / k - mean * mean) * (k + 1) / (k - 1) : 0.0;
+    return {mean, std::sqrt(var / k + between)};
 }
 
 Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobProfile& b) const {
@@ -138,7 +140,7 @@ Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobPro
             const Prediction base = transfer_prediction(a, b, same);
             const KernelEstimate e = kernel_gpu_estimate(residual_table_, qa, qb, same, p);
             const double correction = effects_.value(qa.ref, qb.ref, base.speed) + blend_with_prior(e, 0.0, p);
-            const double base_sd = std::max(base.uncertainty, residual_rms(residual_table_));
+            const double base_sd = corrected_sd(residual_table_, base.uncertainty);
             return {std::clamp(base.speed + correction, p.min_speed, 1.0), blended_sd(e, base_sd, p)};
         }
         const KernelEstimate e = kernel_gpu_estimate(*own, qa, qb, same, p);
