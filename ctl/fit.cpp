@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ctl/commands.hpp"
+#include "ctl/fit_history.hpp"
 #include "ctl/output.hpp"
 #include "model/coloc_model.hpp"
 #include "model/io/files.hpp"
@@ -24,6 +25,7 @@ namespace coloc::ctl {
 namespace {
 struct FitArgs {
     std::string measurements, out, params_out, gpu_type;  // gpu_type "" = the data's
+    std::string history, profiles, params;                // --history: from ended jobs
     bool json = false;
 };
 
@@ -176,14 +178,27 @@ void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     auto* cmd = app.add_subcommand("fit", "fit the model to solo and co-located measurements (no daemon)");
     static FitArgs args;
     args = {};  // a fresh command line starts from the defaults
-    cmd->add_option("--measurements", args.measurements, "measurement CSV (coloc-profiles(5), MEASUREMENTS)")
-        ->required();
-    cmd->add_option("--out", args.out, "profile catalogue to write (YAML)")->required();
+    cmd->add_option("--measurements", args.measurements, "measurement CSV (coloc-profiles(5), MEASUREMENTS)");
+    cmd->add_option("--out", args.out, "profile catalogue to write (YAML)");
+    cmd->add_option("--history", args.history,
+                    "learn pair delays from ended jobs instead (colocctl history --export output)");
+    cmd->add_option("--profiles", args.profiles, "with --history: the profile catalogue (YAML)");
+    cmd->add_option("--params", args.params, "with --history: learned parameters to start from (JSON)");
     cmd->add_option("--params-out", args.params_out, "also write the fitted model parameters (JSON)");
     cmd->add_option("--gpu-type", args.gpu_type,
                     "GPU type the parameters are for; default: the measurements' (required when they hold several)");
     cmd->add_flag("--json", args.json, "JSON output");
-    cmd->callback([&opts, &exit_code] { exit_code = run_fit(opts, args); });
+    cmd->callback([&opts, &exit_code] {
+        if (!args.history.empty()) {
+            if (args.profiles.empty()) throw CLI::ValidationError("--history needs --profiles");
+            exit_code = run_fit_history(opts, {args.history, args.profiles, args.params, args.params_out,
+                                               args.gpu_type.empty() ? "v100" : args.gpu_type, args.json});
+            return;
+        }
+        if (args.measurements.empty() || args.out.empty())
+            throw CLI::ValidationError("fit needs --measurements and --out (or --history and --profiles)");
+        exit_code = run_fit(opts, args);
+    });
 }
 
 }  // namespace coloc::ctl

@@ -29,11 +29,13 @@ void add_observe_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
                      {"iter_time_s", iter_time_s},
                      {"measured_slowdown", reply.value("measured_slowdown", json())},
                      {"predicted_before", reply.value("predicted_before", json())},
-                     {"predicted_now", reply.value("predicted_now", json())}};
+                     {"predicted_now", reply.value("predicted_now", json())},
+                     {"speed_uncertainty_now", reply.value("speed_uncertainty_now", json())}};
         if (opts.json) return print_json("observe", "observation", seen, json::array());
         std::cout << "job " << job_id << ": measured slowdown " << cell("x", seen["measured_slowdown"])
                   << ", predicted " << cell("x", seen["predicted_before"]) << " before, "
-                  << cell("x", seen["predicted_now"]) << " now\n";
+                  << cell("x", seen["predicted_now"]) << " now (speed +- " << cell("", seen["speed_uncertainty_now"])
+                  << ")\n";
     });
 }
 

@@ -57,9 +57,14 @@ std::vector<PairLine> read_pairs(const std::string& path, const model::ProfileCa
 }
 
 const std::vector<Field> kPredictFields = {
-    {"line", "LINE", true},           {"job", "JOB"},
-    {"neighbour", "NEIGHBOUR"},       {"where", "WHERE"},
-    {"job_speed", "JOB_SPEED", true}, {"neighbour_speed", "NEIGHBOUR_SPEED", true},
+    {"line", "LINE", true},
+    {"job", "JOB"},
+    {"neighbour", "NEIGHBOUR"},
+    {"where", "WHERE"},
+    {"job_speed", "JOB_SPEED", true},
+    {"neighbour_speed", "NEIGHBOUR_SPEED", true},
+    {"job_uncertainty", "JOB_SD", true},
+    {"neighbour_uncertainty", "NEIGHBOUR_SD", true},
 };
 
 int run_predict(const CtlOptions& opts, const PredictArgs& a) {
@@ -86,18 +91,22 @@ int run_predict(const CtlOptions& opts, const PredictArgs& a) {
             const model::JobProfile& x = *cat.find(p.job);
             const model::JobProfile& y = *cat.find(p.neighbour);
             const model::Neighbour nx{&y, p.where, std::nullopt}, ny{&x, p.where, std::nullopt};
-            rows.push_back(
-                {{"line", p.line},
-                 {"job", p.job},
-                 {"neighbour", p.neighbour},
-                 {"where", model::to_string(p.where)},
-                 {"job_speed", std::round(model::speed(m->slowdown(x, std::span(&nx, 1))) * 1e4) / 1e4},
-                 {"neighbour_speed", std::round(model::speed(m->slowdown(y, std::span(&ny, 1))) * 1e4) / 1e4}});
+            const model::Prediction px = m->predict(x, std::span(&nx, 1)), py = m->predict(y, std::span(&ny, 1));
+            auto round = [](double v) { return std::round(v * 1e4) / 1e4; };
+            rows.push_back({{"line", p.line},
+                            {"job", p.job},
+                            {"neighbour", p.neighbour},
+                            {"where", model::to_string(p.where)},
+                            {"job_speed", round(px.speed)},
+                            {"neighbour_speed", round(py.speed)},
+                            {"job_uncertainty", round(px.uncertainty)},
+                            {"neighbour_uncertainty", round(py.uncertainty)}});
         }
         CtlOptions out = opts;
         out.json = opts.json || a.json;
-        return print_records(out, "predictions", rows, kPredictFields,
-                             "line,job,neighbour,where,job_speed,neighbour_speed");
+        return print_records(
+            out, "predictions", rows, kPredictFields,
+            "line,job,neighbour,where,job_speed,neighbour_speed,job_uncertainty,neighbour_uncertainty");
     } catch (const std::exception& e) {
         std::cerr << "colocctl: error: " << e.what() << "\n";
         return 1;

@@ -180,6 +180,7 @@ void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
         json req = op_request(proto::Op::History);
         req["limit"] = limit;
         if (job_id > 0) req["job_id"] = job_id;
+        if (do_export) req["colocations"] = true;  // colocctl fit --history learns from them
         json reply;
         if (!call_daemon(opts, "history", "history", req, reply, exit_code)) return;
         const json& hist = reply["history"];
@@ -203,7 +204,6 @@ void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
                 for (const proto::PlacementRecord& p : job.placements)
                     placements.push_back({{"node", p.node}, {"gpus", p.gpus}});
                 j["placements"] = placements;
-                j.erase("colocations");
                 *out << j.dump() << "\n";
             }
             return;

@@ -85,6 +85,7 @@ void ColocModel::rebuild() {
         const int j = it->add_job(b->name, solo_features(*b, m.gpu_type));
         it->set_speed(i, j, m.speed);
     }
+    merge_observed();
     table_ = -1;
     for (std::size_t t = 0; t < tables_.size(); ++t)
         if (tables_[t].gpu_type() == params_.gpu_type) table_ = static_cast<int>(t);
@@ -94,11 +95,16 @@ void ColocModel::rebuild() {
     for (const JobProfile& p : catalogue_.profiles()) serials_.push_back(p.serial);
     queries_.clear();
     for (const JobProfile& p : catalogue_.profiles()) queries_.push_back(query(p));
+    build_residual_table();
     const int n = catalogue_.size();
     gpu_cache_.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 1.0);
+    unc_cache_.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 0.0);
     for (int a = 0; a < n; ++a)
-        for (int b = 0; b < n; ++b)
-            gpu_cache_[static_cast<std::size_t>(a * n + b)] = gpu_speed_uncached(catalogue_.at(a), catalogue_.at(b));
+        for (int b = 0; b < n; ++b) {
+            const Prediction p = gpu_prediction_uncached(catalogue_.at(a), catalogue_.at(b));
+            gpu_cache_[static_cast<std::size_t>(a * n + b)] = p.speed;
+            unc_cache_[static_cast<std::size_t>(a * n + b)] = p.uncertainty;
+        }
     cache_size_ = n;
 }
 
@@ -126,39 +132,18 @@ bool ColocModel::cached(const JobProfile& p) const {
     return &mine == &p || mine.name == p.name;
 }
 
-double ColocModel::gpu_speed_uncached(const JobProfile& a, const JobProfile& b) const {
-    static const ReferenceTable empty;
-    const bool same = (a.id >= 0 && a.id == b.id) || a.name == b.name;
-    const ReferenceTable* own = reference();
-    if (own && own->measured_pairs() > 0) {
-        GpuQuery qa = query(a), qb = query(b);
-        qa.profile = &a;
-        qb.profile = &b;
-        return predict_gpu_speed(*own, qa, qb, same, params_.gpu);
-    }
-    // No pair measured on this GPU type: which jobs hurt each other carries over between GPU
-    // types far better than the utilisation prior does (profiles often lack utilisations), so
-    // predict on every other type's table, each in its own type's features, and average.
-    double sum = 0;
-    int tables = 0;
-    for (const ReferenceTable& t : tables_) {
-        if (t.measured_pairs() == 0) continue;
-        const GpuQuery qa{&a, solo_features(a, t.gpu_type()), t.index_of(a.name)};
-        const GpuQuery qb{&b, solo_features(b, t.gpu_type()), t.index_of(b.name)};
-        sum += predict_gpu_speed(t, qa, qb, same, params_.gpu);
-        ++tables;
-    }
-    if (tables > 0) return sum / tables;
-    GpuQuery qa = query(a), qb = query(b);
-    qa.profile = &a;
-    qb.profile = &b;
-    return predict_gpu_speed(empty, qa, qb, same, params_.gpu);
-}
-
 double ColocModel::gpu_speed(const JobProfile& a, const JobProfile& b) const {
     if (a.id < cache_size_ && b.id < cache_size_ && cached(a) && cached(b))
         return gpu_cache_[static_cast<std::size_t>(a.id * cache_size_ + b.id)];
-    return gpu_speed_uncached(a, b);
+    return gpu_prediction_uncached(a, b).speed;
+}
+
+Prediction ColocModel::gpu_prediction(const JobProfile& a, const JobProfile& b) const {
+    if (a.id < cache_size_ && b.id < cache_size_ && cached(a) && cached(b)) {
+        const auto k = static_cast<std::size_t>(a.id * cache_size_ + b.id);
+        return {gpu_cache_[k], unc_cache_[k]};
+    }
+    return gpu_prediction_uncached(a, b);
 }
 
 double ColocModel::delta(const JobProfile& job, const Neighbour& n, int& term) const {
@@ -224,6 +209,9 @@ double ColocModel::slowdown(const JobProfile& job, std::span<const Neighbour> ne
 
 void ColocModel::observe(const JobProfile& job, std::span<const Neighbour> neighbours, double measured) {
     if (neighbours.empty() || !(measured > 0)) return;
+    // One same-GPU neighbour and nothing else: a measured pair, kept as one (coloc_transfer.cpp).
+    if (neighbours.size() == 1 && neighbours[0].where == Sharing::Gpu && learn_gpu_pair(job, neighbours[0], measured))
+        return;
     ++version_;
     // Learns about the neighbours the prediction is made of: those on the job's slowest GPU
     // (as the model now sees it) and those sharing less than a GPU.

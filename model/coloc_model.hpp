@@ -31,6 +31,8 @@
 #include "model/learner.hpp"
 #include "model/model.hpp"
 #include "model/node_share.hpp"
+#include "model/observed_pairs.hpp"
+#include "model/pair_effects.hpp"
 
 namespace coloc::model {
 
@@ -69,6 +71,13 @@ public:
     // Speed of `job` relative to solo beside `neighbour` on one GPU of the configured type,
     // before calibration and residuals.
     double gpu_speed(const JobProfile& job, const JobProfile& neighbour) const;
+    // The same with its uncertainty (model/coloc_transfer.cpp says how both are made).
+    Prediction gpu_prediction(const JobProfile& job, const JobProfile& neighbour) const;
+    // The speed with every neighbour and its uncertainty: each neighbour's delay uncertainty
+    // (same-GPU: from the kernel regression; node and link: from the calibration's variance)
+    // added in quadrature over the neighbours the prediction is made of.
+    Prediction predict(const JobProfile& job, std::span<const Neighbour> neighbours) const override;
+    const ObservedPairs& observed_pairs() const { return observed_; }
 
     // Learns from one observation: `job` ran `measured_slowdown` times slower than solo with
     // exactly these neighbours.
@@ -92,7 +101,12 @@ private:
     void rebuild();
     GpuQuery query(const JobProfile& p) const;
     bool cached(const JobProfile& p) const;
-    double gpu_speed_uncached(const JobProfile& a, const JobProfile& b) const;
+    Prediction gpu_prediction_uncached(const JobProfile& a, const JobProfile& b) const;
+    // The prediction for a GPU type with no pair of its own, from the other types' tables.
+    Prediction transfer_prediction(const JobProfile& a, const JobProfile& b, bool same) const;
+    void merge_observed();        // observed pairs into their types' tables
+    void build_residual_table();  // the own type's pairs less the transfer prediction
+    bool learn_gpu_pair(const JobProfile& job, const Neighbour& n, double measured);
     double delta(const JobProfile& job, const Neighbour& n, int& term) const;
     // Bit index of the job's GPU whose Gpu neighbours slow it most; -1 when they all share one
     // GPU (or there are none), so every neighbour counts.
@@ -106,6 +120,15 @@ private:
     std::vector<std::uint64_t> serials_;  // per catalogue id: JobProfile::serial
     std::vector<GpuQuery> queries_;       // per catalogue id
     std::vector<double> gpu_cache_;       // size^2 same-GPU speeds
+    std::vector<double> unc_cache_;       // size^2 their uncertainties
+    ObservedPairs observed_;
+    // The own type's measured pairs less what the other types predict for them, when both
+    // exist: the own type's evidence as a correction to the transfer prediction.
+    // The own type's pairs less the transfer prediction, as per-job effects (pair_effects.hpp),
+    // and what those leave per pair, for the kernel regression.
+    PairEffects effects_;
+    ReferenceTable residual_table_;
+    bool transfer_ = false;
     int cache_size_ = 0;
     Calibration calibration_;
     PairResiduals residuals_;

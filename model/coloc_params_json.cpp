@@ -64,6 +64,12 @@ json ColocModel::params_json() const {
                              {"value", r.value},
                              {"n", r.n}});
     }
+    json observed = json::array();
+    for (const auto& [key, seen] : observed_.all()) {
+        const auto& [gpu, job, neighbour] = key;
+        observed.push_back(
+            {{"gpu_type", gpu}, {"job", job}, {"neighbour", neighbour}, {"speed", seen.speed}, {"n", seen.n}});
+    }
     return json{
         {"model", "coloc"},
         {"version", 1},
@@ -76,7 +82,8 @@ json ColocModel::params_json() const {
           {"rls_forgetting", params_.rls_forgetting},
           {"residual_min_rate", params_.residual_min_rate}}},
         {"calibration", {{"theta", {th[0], th[1], th[2]}}, {"covariance", cov}, {"updates", calibration_.updates()}}},
-        {"residuals", residuals}};
+        {"residuals", residuals},
+        {"observed_pairs", observed}};
 }
 
 void ColocModel::load_params_json(const json& j) {
@@ -139,7 +146,19 @@ void ColocModel::load_params_json(const json& j) {
             residuals.emplace_back(a->id, b->id, term, Residual{r.at("value").get<double>(), r.value("n", 1L)});
         }
     }
+    ObservedPairs observed;
+    const bool has_observed = j.contains("observed_pairs");
+    if (has_observed)
+        for (const json& o : j.at("observed_pairs")) {
+            const ObservedSpeed s{o.at("speed").get<double>(), o.value("n", 1L)};
+            if (!pair_speed_problem(s.speed).empty() || s.n < 1)
+                throw std::invalid_argument("coloc params: observed pair " + o.dump() + ": " +
+                                            (s.n < 1 ? "n must be at least 1" : pair_speed_problem(s.speed)));
+            observed.set(o.at("gpu_type").get<std::string>(), o.at("job").get<std::string>(),
+                         o.at("neighbour").get<std::string>(), s);
+        }
     // Everything parsed: only now change the model, so a bad file leaves it as it was.
+    if (has_observed) observed_ = std::move(observed);
     set_params(p);
     calibration_.set_state(th, P, updates);
     if (has_residuals) {

@@ -27,6 +27,29 @@ double kernel(const SoloFeatures& q, const SoloFeatures& r, const GpuShareParams
     return std::exp(-0.5 * d2);
 }
 
+// Weighted moments of the values a kernel estimate is drawn from.
+struct Spread {
+    double sw = 0, sw2 = 0, sv = 0, sv2 = 0;
+    void add(double v, double w) {
+        sw += w;
+        sw2 += w * w;
+        sv += w * v;
+        sv2 += w * v * v;
+    }
+    void merge(const Spread& o) {
+        sw += o.sw;
+        sw2 += o.sw2;
+        sv += o.sv;
+        sv2 += o.sv2;
+    }
+    double n_eff() const { return sw2 > 0 ? sw * sw / sw2 : 0; }
+    double sd() const {
+        if (sw <= 0) return 0;
+        const double m = sv / sw;
+        return std::sqrt(std::max(0.0, sv2 / sw - m * m));
+    }
+};
+
 // Weighted local linear regression evaluated at q; accumulates points one at a time so the
 // caller needs no buffer.
 class LocalLinear {
@@ -47,8 +70,10 @@ public:
         A_.noalias() += w * z * z.transpose();
         b_ += w * value * z;
         sw_ += w;
+        spread_.add(value, w);
     }
     double weight() const { return sw_; }
+    const Spread& spread() const { return spread_; }
     double estimate() const {
         if (sw_ <= 0) return kNaN;
         Mat A = A_;
@@ -62,13 +87,25 @@ private:
     Mat A_;
     Vec b_;
     double sw_ = 0;
+    Spread spread_;
 };
 
-double blend(double estimate, double weight, double prior, const GpuShareParams& p) {
-    if (std::isnan(estimate) || weight <= 0) return prior;
-    return (weight * estimate + p.prior_weight * prior) / (weight + p.prior_weight);
+KernelEstimate finish(double value, double weight, const Spread& s) {
+    KernelEstimate e;
+    if (std::isnan(value) || !(weight > 0)) return e;
+    e.value = value;
+    e.weight = weight;
+    e.n_eff = s.n_eff();
+    e.spread = s.sd();
+    return e;
 }
 }  // namespace
+
+double blend_with_prior(const KernelEstimate& e, double prior, const GpuShareParams& p) {
+    if (!e.valid()) return prior;
+    if (e.exact) return e.value;
+    return (e.weight * e.value + p.prior_weight * prior) / (e.weight + p.prior_weight);
+}
 
 double prior_gpu_speed(const JobProfile& a, const JobProfile& b, const GpuShareParams& p) {
     if (a.has("gpu_mem_gb") && b.has("gpu_mem_gb") && a.gpu_mem_gb + b.gpu_mem_gb > p.gpu_mem_capacity_gb)
@@ -100,26 +137,30 @@ void ReferenceTable::set_speed(int job, int neighbour, double speed) {
 double ReferenceTable::speed(int job, int neighbour) const { return speed_(job, neighbour); }
 bool ReferenceTable::has_speed(int job, int neighbour) const { return !std::isnan(speed_(job, neighbour)); }
 
-double predict_gpu_speed(const ReferenceTable& t, const GpuQuery& a, const GpuQuery& b, bool same_job,
-                         const GpuShareParams& p) {
-    const double prior = prior_gpu_speed(*a.profile, *b.profile, p);
+KernelEstimate kernel_gpu_estimate(const ReferenceTable& t, const GpuQuery& a, const GpuQuery& b, bool same_job,
+                                   const GpuShareParams& p) {
     const int n = t.size();
-    double est = kNaN, weight = 0;
     if (a.ref >= 0 && b.ref >= 0 && t.has_speed(a.ref, b.ref)) {
-        est = t.speed(a.ref, b.ref);
-        weight = 1e9;  // measured: the prior no longer matters
-    } else if (same_job) {
+        KernelEstimate e;
+        e.value = t.speed(a.ref, b.ref);
+        e.weight = 1e9;  // measured: the prior no longer matters
+        e.n_eff = 1;
+        e.exact = true;
+        return e;
+    }
+    if (same_job) {
         // Self-pairs: from other jobs' self-pairs, by similarity to a.
         LocalLinear ll(a.features, p);
         for (int k = 0; k < n; ++k)
             if (k != a.ref) ll.add(t.features(k), t.speed(k, k), kernel(a.features, t.features(k), p));
-        est = ll.estimate();
-        weight = ll.weight();
-    } else if (b.ref >= 0 || a.ref >= 0) {
+        return finish(ll.estimate(), ll.weight(), ll.spread());
+    }
+    if (b.ref >= 0 || a.ref >= 0) {
         // Beside a reference job: how jobs like a fared beside b (column), and how a fared
         // beside jobs like b (row); both when both are reference jobs.
-        double sum = 0;
+        double sum = 0, weight = 0;
         int parts = 0;
+        Spread spread;
         if (b.ref >= 0) {
             LocalLinear col(a.features, p);
             for (int k = 0; k < n; ++k)
@@ -127,6 +168,7 @@ double predict_gpu_speed(const ReferenceTable& t, const GpuQuery& a, const GpuQu
             if (col.weight() > 0) {
                 sum += col.estimate();
                 weight += col.weight();
+                spread.merge(col.spread());
                 ++parts;
             }
         }
@@ -137,32 +179,31 @@ double predict_gpu_speed(const ReferenceTable& t, const GpuQuery& a, const GpuQu
             if (row.weight() > 0) {
                 sum += row.estimate();
                 weight += row.weight();
+                spread.merge(row.spread());
                 ++parts;
             }
         }
-        if (parts > 0) {
-            est = sum / parts;
-            weight /= parts;
-        }
-    } else {
-        // Neither measured: similarity-weighted average over all measured pairs.
-        double sw = 0, s = 0;
-        for (int k = 0; k < n; ++k) {
-            const double wk = kernel(a.features, t.features(k), p);
-            if (wk < 1e-12) continue;
-            for (int m = 0; m < n; ++m) {
-                if (!t.has_speed(k, m)) continue;
-                const double w = wk * kernel(b.features, t.features(m), p);
-                sw += w;
-                s += w * t.speed(k, m);
-            }
-        }
-        if (sw > 0) {
-            est = s / sw;
-            weight = sw;
+        if (parts == 0) return {};
+        return finish(sum / parts, weight / parts, spread);
+    }
+    // Neither measured: similarity-weighted average over all measured pairs.
+    Spread spread;
+    for (int k = 0; k < n; ++k) {
+        const double wk = kernel(a.features, t.features(k), p);
+        if (wk < 1e-12) continue;
+        for (int m = 0; m < n; ++m) {
+            if (!t.has_speed(k, m)) continue;
+            spread.add(t.speed(k, m), wk * kernel(b.features, t.features(m), p));
         }
     }
-    return std::clamp(blend(est, weight, prior, p), p.min_speed, 1.0);
+    if (!(spread.sw > 0)) return {};
+    return finish(spread.sv / spread.sw, spread.sw, spread);
+}
+
+double predict_gpu_speed(const ReferenceTable& t, const GpuQuery& a, const GpuQuery& b, bool same_job,
+                         const GpuShareParams& p) {
+    const double prior = prior_gpu_speed(*a.profile, *b.profile, p);
+    return std::clamp(blend_with_prior(kernel_gpu_estimate(t, a, b, same_job, p), prior, p), p.min_speed, 1.0);
 }
 
 }  // namespace coloc::model

@@ -68,6 +68,27 @@ struct GpuQuery {
     int ref = -1;  // index in the reference table, -1 when not a reference job
 };
 
+// What the kernel regression drew on for one pair: its estimate (NaN: no similar measured
+// pair), the similarity weight behind it, the effective number of similar measured pairs
+// ((sum w)^2 / sum w^2) and the weighted spread (standard deviation) of their values. A pair
+// measured as is has `exact` set and the measured value.
+struct KernelEstimate {
+    double value = 0;
+    double weight = 0;
+    double n_eff = 0;
+    double spread = 0;
+    bool exact = false;
+    bool valid() const { return weight > 0; }
+};
+
+// The kernel regression alone, without the prior, over any table of per-pair values (speeds,
+// or what another prediction leaves unexplained).
+KernelEstimate kernel_gpu_estimate(const ReferenceTable& table, const GpuQuery& a, const GpuQuery& b, bool same_job,
+                                   const GpuShareParams& params);
+
+// The estimate blended with a prior that counts as params.prior_weight of similarity weight.
+double blend_with_prior(const KernelEstimate& e, double prior, const GpuShareParams& params);
+
 // Speed of `a` (relative to solo) beside `b` on the table's GPU type, in [min_speed, 1].
 // `same_job`: a and b are the same job type (self-pairs behave differently, so they are
 // predicted from other self-pairs).

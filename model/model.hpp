@@ -79,6 +79,14 @@ private:
 
 class Learner;
 
+// A prediction with how sure the model is of it: `speed` relative to solo (1 / slowdown) and
+// `uncertainty`, the standard deviation of that speed as the model sees it (0 = certain; a
+// measured pair's is the measurement noise, a guess far from every measured pair's is wide).
+struct Prediction {
+    double speed = 1;
+    double uncertainty = 0;
+};
+
 class InterferenceModel {
 public:
     virtual ~InterferenceModel() = default;
@@ -96,6 +104,10 @@ public:
     virtual std::uint64_t version() const { return 0; }
     // The model's learning side (model/learner.hpp); nullptr for a model that does not learn.
     virtual Learner* learner() { return nullptr; }
+    // slowdown() as a speed with its uncertainty; a model that cannot tell says 0.
+    virtual Prediction predict(const JobProfile& job, std::span<const Neighbour> neighbours) const {
+        return {1.0 / slowdown(job, neighbours), 0.0};
+    }
 };
 
 // Speed relative to solo, the figure users compare with their measurements.

@@ -66,9 +66,11 @@ json Service::on_observe(const proto::Request& req, const proto::Identity& who) 
     }
     ++counters_.observations;
     metrics_.observed_slowdown.observe(measured);
+    const model::Prediction now = model_->predict(*running->profile, neighbours);
     return {{"measured_slowdown", measured},
             {"predicted_before", predicted},
-            {"predicted_now", model_->slowdown(*running->profile, neighbours)}};
+            {"predicted_now", model_->slowdown(*running->profile, neighbours)},
+            {"speed_uncertainty_now", now.uncertainty}};
 }
 
 }  // namespace coloc::daemon

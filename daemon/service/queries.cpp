@@ -118,7 +118,21 @@ json Service::on_history(const proto::Request& req, const proto::Identity& who) 
         const int limit = static_cast<int>(proto::get_int_or(req.body, "limit", 1000, 1, 1000000));
         const std::int64_t uid = access_.is_admin(who.uid) ? -1 : static_cast<std::int64_t>(who.uid);
         json jobs = json::array();
-        for (const JobRow& j : store_.jobs(uid, limit)) jobs.push_back(job_json(j));
+        // With colocations: each job's co-locations too (colocctl history --export, for
+        // learning from elapsed times).
+        const bool colocations = proto::get_bool_or(req.body, "colocations", false);
+        for (const JobRow& j : store_.jobs(uid, limit)) {
+            if (!colocations) {
+                jobs.push_back(job_json(j));
+                continue;
+            }
+            proto::JobRecord entry = job_record(store_, j);
+            entry.colocations.emplace();
+            for (const ColocationRow& c : store_.colocations_of(j.job_id))
+                entry.colocations->push_back(
+                    {j.job_id, c.job_a == j.job_id ? c.job_b : c.job_a, c.node, c.sharing, c.start, c.end});
+            jobs.push_back(entry.to_json());
+        }
         return {{"history", jobs}};
     }
     auto job = store_.job(job_id);

@@ -193,3 +193,48 @@ TEST_CASE("replay: a GPU type without measurements is blamed on --gpu-type, not 
     r = colocctl({"replay", hist, "--gpu-type", "a100", "--no-progress"});
     CHECK(!has(r.err, "--gpu-type"));
 }
+
+TEST_CASE("fit --history: ended jobs' elapsed times teach the model a pair, written as observed") {
+    // a alone takes 1000 s; a beside b on one GPU for its whole run takes 2000 s: speed 0.5.
+    std::string lines = "{\"format\":\"coloc-history\",\"version\":1}\n";
+    auto job = [&](int id, const char* profile, int start, int end, const std::string& colocations,
+                   const char* state = "ended") {
+        lines += "{\"job_id\":" + std::to_string(id) + ",\"profile\":\"" + profile +
+                 "\",\"user\":\"ann\",\"state\":\"" + state + "\",\"start\":" + std::to_string(start) +
+                 ",\"end\":" + std::to_string(end) + ",\"exit_status\":0,\"placements\":[],\"colocations\":[" +
+                 colocations + "]}\n";
+    };
+    job(1, "a", 0, 1000, "");
+    job(2, "a", 0, 1000, "");
+    for (int k = 0; k < 6; ++k) {
+        const int id = 10 + 2 * k, t = 10000 * (k + 1);
+        job(id, "a", t, t + 2000,
+            "{\"job_id\":" + std::to_string(id) + ",\"other\":" + std::to_string(id + 1) +
+                ",\"node\":\"n1\",\"sharing\":\"gpu\",\"start\":" + std::to_string(t) +
+                ",\"end\":" + std::to_string(t + 2000) + "}");
+        job(id + 1, "b", t, t + 2000, "");
+    }
+    job(99, "a", 0, 50, "", "FAILED");
+    const std::string history = write("history.jsonl", lines);
+    const std::string profiles = write("profiles.yaml", kProfiles), params = coloc::test::scratch("hist.json");
+    Run r = colocctl({"fit", "--history", history, "--profiles", profiles, "--params-out", params, "--json"});
+    REQUIRE(r.rc == 0);
+    CHECK(has(r.err, "6 ended jobs used"));
+    CHECK(has(r.err, "1 failed or cancelled"));
+    const nlohmann::json out = nlohmann::json::parse(r.out);
+    bool found = false;
+    for (const auto& p : out.at("pairs"))
+        if (p.at("job") == "a" && p.at("neighbour") == "b") {
+            found = true;
+            CHECK(p.at("speed").get<double>() == doctest::Approx(0.5).epsilon(0.03));
+        }
+    CHECK(found);
+    std::ifstream in(params);
+    const nlohmann::json saved = nlohmann::json::parse(in);
+    REQUIRE(saved.at("observed_pairs").size() == 1);
+    CHECK(saved.at("observed_pairs")[0].at("speed").get<double>() == doctest::Approx(0.5).epsilon(0.03));
+
+    r = colocctl({"fit", "--history", history});
+    CHECK(r.rc != 0);
+    CHECK(has(r.err, "--history needs --profiles"));
+}

@@ -1,0 +1,197 @@
+// The same-GPU term across GPU types, and how sure it is.
+//
+// A GPU type with measured pairs of its own (from the catalogue or observed live) predicts from
+// them by kernel regression. When other types have measured pairs too, the own type's pairs
+// correct the other types' prediction (the transfer prediction) instead of replacing it: the
+// kernel regression runs on what the transfer prediction leaves unexplained, shrunk toward 0
+// where no similar pair was measured. So a new GPU type starts from what is known elsewhere,
+// and every pair observed on it moves the pairs of similar jobs, as much as they are similar.
+// Before the kernel regression, per-job effects (pair_effects.hpp) take out what the own type's
+// pairs say about each job beside anyone. A type with no pair anywhere falls back to the utilisation prior (prior_gpu_speed).
+//
+// Uncertainty (standard deviation of the speed): a measured pair has the measurement noise; a
+// prior alone has kPriorSd; a kernel estimate blends the spread of the similar pairs it drew on
+// (inflated when they are few) with its prior's uncertainty, by the same weights as the values.
+// The other types' prediction is as uncertain as their kernel estimates and their disagreement;
+// once the own type has pairs, the more of them the more it is as uncertain as they show.
+#include <algorithm>
+#include <cmath>
+
+#include "model/coloc_model.hpp"
+
+namespace coloc::model {
+
+namespace {
+constexpr double kMeasuredSd = 0.03;    // noise of one measured or observed pair's speed
+constexpr double kPriorSd = 0.25;       // the utilisation prior: about as wide as speeds spread
+constexpr double kRebuildStep = 0.005;  // an observed mean moving less waits for the next one
+
+double blended_sd(const KernelEstimate& e, double prior_sd, const GpuShareParams& p) {
+    if (!e.valid()) return prior_sd;
+    if (e.exact) return kMeasuredSd;
+    const double n = std::max(e.n_eff, 1.0);
+    // The similar pairs' spread, plus the prior's uncertainty shrinking with their number:
+    // a few similar pairs that happen to agree are not certainty.
+    const double kernel_var =
+        kMeasuredSd * kMeasuredSd + e.spread * e.spread * (1 + 1 / n) + prior_sd * prior_sd / (1 + n);
+    const double var = (e.weight * kernel_var + p.prior_weight * prior_sd * prior_sd) / (e.weight + p.prior_weight);
+    return std::sqrt(var);
+}
+
+// How far the own type's measured pairs stand from the transfer prediction once the per-job
+// effects are taken out: the transfer prediction, corrected, is as sure as they show, once they
+// are many; the other types' own uncertainty counts as kPriorPairs of them.
+constexpr double kPriorPairs = 10;
+double corrected_sd(const ReferenceTable& t, double transfer_sd) {
+    double sum = transfer_sd * transfer_sd * kPriorPairs, n = kPriorPairs;
+    for (int i = 0; i < t.size(); ++i)
+        for (int j = 0; j < t.size(); ++j)
+            if (t.has_speed(i, j)) {
+                sum += t.speed(i, j) * t.speed(i, j);
+                ++n;
+            }
+    return std::sqrt(sum / n);
+}
+
+bool same_type(const JobProfile& a, const JobProfile& b) { return (a.id >= 0 && a.id == b.id) || a.name == b.name; }
+}  // namespace
+
+void ColocModel::merge_observed() {
+    for (const auto& [key, seen] : observed_.all()) {
+        const auto& [gpu, job, neighbour] = key;
+        const JobProfile* a = catalogue_.find(job);
+        const JobProfile* b = catalogue_.find(neighbour);
+        if (!a || !b || seen.n <= 0) continue;  // a profile no longer in the catalogue
+        auto it =
+            std::find_if(tables_.begin(), tables_.end(), [&](const ReferenceTable& t) { return t.gpu_type() == gpu; });
+        if (it == tables_.end()) it = tables_.insert(tables_.end(), ReferenceTable(gpu));
+        const int i = it->add_job(a->name, solo_features(*a, gpu));
+        const int j = it->add_job(b->name, solo_features(*b, gpu));
+        // A catalogue measurement counts as one more sighting.
+        const double n = static_cast<double>(seen.n);
+        const double merged = it->has_speed(i, j) ? (it->speed(i, j) + n * seen.speed) / (n + 1) : seen.speed;
+        it->set_speed(i, j, merged);
+    }
+}
+
+void ColocModel::build_residual_table() {
+    transfer_ = false;
+    residual_table_ = ReferenceTable(params_.gpu_type);
+    const ReferenceTable* own = reference();
+    if (!own || own->measured_pairs() == 0) return;
+    const bool others = std::any_of(tables_.begin(), tables_.end(), [&](const ReferenceTable& t) {
+        return t.gpu_type() != params_.gpu_type && t.measured_pairs() > 0;
+    });
+    if (!others) return;
+    // Same indices as the own table, so a query's `ref` serves both.
+    const int n = own->size();
+    Eigen::MatrixXd y = Eigen::MatrixXd::Constant(n, n, std::nan("")), x = y;
+    for (int i = 0; i < n; ++i) residual_table_.add_job(own->name(i), own->features(i));
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            if (!own->has_speed(i, j)) continue;
+            const JobProfile* a = catalogue_.find(own->name(i));
+            const JobProfile* b = catalogue_.find(own->name(j));
+            if (!a || !b) continue;
+            x(i, j) = transfer_prediction(*a, *b, i == j).speed;
+            y(i, j) = own->speed(i, j) - x(i, j);
+        }
+    effects_.fit(y, x);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+            if (!std::isnan(y(i, j))) residual_table_.set_speed(i, j, y(i, j) - effects_.value(i, j, x(i, j)));
+    transfer_ = true;
+}
+
+Prediction ColocModel::transfer_prediction(const JobProfile& a, const JobProfile& b, bool same) const {
+    const GpuShareParams& p = params_.gpu;
+    double sum = 0, sum2 = 0, var = 0;
+    int tables = 0;
+    for (const ReferenceTable& t : tables_) {
+        if (t.gpu_type() == params_.gpu_type || t.measured_pairs() == 0) continue;
+        const GpuQuery qa{&a, solo_features(a, t.gpu_type()), t.index_of(a.name)};
+        const GpuQuery qb{&b, solo_features(b, t.gpu_type()), t.index_of(b.name)};
+        const KernelEstimate e = kernel_gpu_estimate(t, qa, qb, same, p);
+        const double s = std::clamp(blend_with_prior(e, prior_gpu_speed(a, b, p), p), p.min_speed, 1.0);
+        const double sd = blended_sd(e, kPriorSd, p);
+        sum += s;
+        sum2 += s * s;
+        var += sd * sd;
+        ++tables;
+    }
+    if (tables == 0) return {prior_gpu_speed(a, b, p), kPriorSd};
+    const double k = tables, mean = sum / k;
+    // Each type's own uncertainty, and how much GPU types differ on a pair: if types are alike
+    // but for independent differences of variance v, k of them spread by v (k - 1) / k about
+    // their mean, and a new type lies v (1 + 1 / k) from it, so (k + 1) / (k - 1) times their spread.
+    const double between = tables > 1 ? std::max(0.0, sum2 / k - mean * mean) * (k + 1) / (k - 1) : 0.0;
+    return {mean, std::sqrt(var / k + between)};
+}
+
+Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobProfile& b) const {
+    const GpuShareParams& p = params_.gpu;
+    const bool same = same_type(a, b);
+    const ReferenceTable* own = reference();
+    if (own && own->measured_pairs() > 0) {
+        GpuQuery qa = query(a), qb = query(b);
+        qa.profile = &a;
+        qb.profile = &b;
+        if (transfer_) {
+            const Prediction base = transfer_prediction(a, b, same);
+            const KernelEstimate e = kernel_gpu_estimate(residual_table_, qa, qb, same, p);
+            const double correction = effects_.value(qa.ref, qb.ref, base.speed) + blend_with_prior(e, 0.0, p);
+            const double base_sd = corrected_sd(residual_table_, base.uncertainty);
+            return {std::clamp(base.speed + correction, p.min_speed, 1.0), blended_sd(e, base_sd, p)};
+        }
+        const KernelEstimate e = kernel_gpu_estimate(*own, qa, qb, same, p);
+        return {std::clamp(blend_with_prior(e, prior_gpu_speed(a, b, p), p), p.min_speed, 1.0),
+                blended_sd(e, kPriorSd, p)};
+    }
+    return transfer_prediction(a, b, same);
+}
+
+bool ColocModel::learn_gpu_pair(const JobProfile& job, const Neighbour& n, double measured) {
+    // Only catalogue profiles name a pair; the default profile stands for many different jobs.
+    if (!n.profile || !cached(job) || !cached(*n.profile) || job.id == 0 || n.profile->id == 0) return false;
+    const JobProfile& other = *n.profile;
+    // The speed that, through the calibrated term and the pair's residual, gives what was measured.
+    const double scale = calibration_.theta()[kGpuTerm];
+    const double extra = measured - 1.0 - residuals_.get(job.id, other.id, kGpuTerm);
+    const double delay = std::max(scale > 0 ? extra / scale : extra, 1.0 / kMaxPairSpeed - 1.0);
+    observed_.add(params_.gpu_type, job.name, other.name, 1.0 / (1.0 + delay));
+    ++version_;
+    // Rebuild when the pair is new to the table or its value moved enough to matter.
+    const ReferenceTable* own = reference();
+    const auto& seen = observed_.all().at({params_.gpu_type, job.name, other.name});
+    const int i = own ? own->index_of(job.name) : -1, j = own ? own->index_of(other.name) : -1;
+    if (i < 0 || j < 0 || !own->has_speed(i, j) || seen.n == 1 ||
+        std::abs(own->speed(i, j) - seen.speed) > kRebuildStep)
+        rebuild();
+    return true;
+}
+
+Prediction ColocModel::predict(const JobProfile& job, std::span<const Neighbour> neighbours) const {
+    if (neighbours.empty()) return {1.0, 0.0};
+    const double slowdown = delays(job, neighbours).slowdown();
+    const TermVector& th = calibration_.theta();
+    const TermMatrix& P = calibration_.covariance();
+    const int slowest = slowest_gpu(job, neighbours);
+    double var = 0;  // of the slowdown
+    for (const Neighbour& n : neighbours) {
+        if (n.where == Sharing::Gpu && slowest >= 0 && !(((n.gpus ? n.gpus : 1) >> slowest) & 1u)) continue;
+        int term = 0;
+        const double d = delta(job, n, term);
+        if (term == kGpuTerm) {
+            // The pair's own uncertainty already covers what the scale would add.
+            const JobProfile& other = n.profile ? *n.profile : catalogue_.default_profile();
+            const Prediction g = gpu_prediction(job, other);
+            const double sd = th[term] * g.uncertainty / (g.speed * g.speed);  // d(1/s - 1)/ds
+            var += sd * sd;
+        } else {
+            var += d * d * P(term, term) * params_.rls_noise_var;  // the term's calibrated scale
+        }
+    }
+    return {1.0 / slowdown, std::sqrt(var) / (slowdown * slowdown)};
+}
+
+}  // namespace coloc::model

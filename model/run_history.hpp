@@ -1,0 +1,40 @@
+// From what colocd records about ended jobs to the runs the interval regression learns from
+// (interval_regression.hpp): a job's co-location records become intervals with the neighbours
+// it had in each, and its solo work comes from runs of the same profile (or, for jobs without
+// one, the same user and job name) that never shared anything.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/interval_regression.hpp"
+
+namespace coloc::model {
+
+struct SharedSpan {
+    std::int64_t other = 0;  // the neighbour's job id
+    Sharing where = Sharing::Gpu;
+    double start = 0, end = 0;  // seconds
+};
+
+struct JobHistory {
+    std::int64_t job_id = 0;
+    std::string profile;  // "" = none
+    std::string user, job_name;
+    std::string state;  // as recorded: "ended" / Slurm's COMPLETED are usable
+    double start = 0, end = 0;
+    std::optional<int> exit_status;
+    std::vector<SharedSpan> shared;
+};
+
+// The key a job's solo work is kept under: its profile, else its user and job name.
+std::string solo_key(const JobHistory& job);
+
+// Every job as a run: its solo work is the median elapsed time of the completed runs under
+// the same key that never shared (0 = unknown: the regression leaves it out and counts it).
+// A job's state other than ended/COMPLETED, or a non-zero exit status, marks it failed.
+std::vector<EndedRun> runs_from_history(const std::vector<JobHistory>& jobs);
+
+}  // namespace coloc::model
