@@ -11,6 +11,7 @@ namespace coloc::ctl {
 struct CtlOptions {
     std::string endpoint;      // --endpoint, COLOC_ENDPOINT, else the default ipc socket
     std::string munge_socket;  // COLOC_MUNGE_SOCKET, else munge's default
+    std::string cluster;       // -M/--cluster, COLOC_CLUSTER: colocd refuses when it serves another
     int timeout_ms = 5000;     // --timeout
     bool json = false;         // --json
     bool parsable = false;     // -P/--parsable2: '|'-separated, no padding
@@ -32,6 +33,8 @@ void add_steering_command(CLI::App& app, const CtlOptions& opts, int& exit_code)
 // Model commands: work on files, without the daemon (ctl_predict.cpp, ctl_fit.cpp).
 void add_predict_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
+// Site check: Slurm's files against colocd.yaml, without the daemon (ctl/check.cpp).
+void add_check_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 // Offline replay of job logs, policy against policy: works on files, without the daemon (ctl_replay.cpp).
 void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 
