@@ -19,7 +19,7 @@ using proto::GpuMode;
 inline const char* to_string(GpuMode mode) { return proto::mode_name(mode); }
 
 struct Config {
-    std::string path;  // where it was read from
+    std::string path;     // where it was read from
     std::string cluster;  // the Slurm cluster served; requests naming another are refused
     std::vector<std::string> listen = {"ipc:///run/coloc/colocd.sock"};
     std::string database = "/var/lib/coloc/coloc.db";

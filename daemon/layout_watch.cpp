@@ -59,8 +59,7 @@ struct LayoutWatch::Shared {
     bool stopping = false;
 };
 
-LayoutWatch::LayoutWatch(const Config& yaml, const place::Topology& current, int interval_s,
-                         std::atomic<bool>& changed)
+LayoutWatch::LayoutWatch(const Config& yaml, const place::Topology& current, int interval_s, std::atomic<bool>& changed)
     : shared_(std::make_shared<Shared>()) {
     if (interval_s <= 0) return;
     // `changed` outlives the watch: it is colocd's, for the whole run.

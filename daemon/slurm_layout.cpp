@@ -55,7 +55,8 @@ MergedLayout merge_layout(const Config& yaml, const slurm::SlurmLayout& slurm, c
         if (link.empty())
             if (auto leaf = files.leaf.find(n.name); leaf != files.leaf.end()) link = leaf->second;
         topo.add_node(n.name, n.type, link);
-        if (!in_slurm.count(n.name)) out.notes.push_back("colocd.yaml names node " + n.name + ", which Slurm does not know");
+        if (!in_slurm.count(n.name))
+            out.notes.push_back("colocd.yaml names node " + n.name + ", which Slurm does not know");
     }
     std::map<std::string, int> made;  // types built from Slurm, by their description
     for (const slurm::LayoutNode& n : slurm.nodes) {
@@ -68,8 +69,8 @@ MergedLayout merge_layout(const Config& yaml, const slurm::SlurmLayout& slurm, c
         }
         const int slots_per_gpu = n.slots > 0 ? n.slots / n.gpus : 1;
         if (n.slots > 0 && n.slots % n.gpus != 0) {
-            out.notes.push_back("node " + n.name + ": gpuslot:" + std::to_string(n.slots) + " is not a multiple of gpu:" +
-                                std::to_string(n.gpus) + "; passed over");
+            out.notes.push_back("node " + n.name + ": gpuslot:" + std::to_string(n.slots) +
+                                " is not a multiple of gpu:" + std::to_string(n.gpus) + "; passed over");
             continue;
         }
         const int yaml_type = matching_type(mine, n.gpus, slots_per_gpu);
@@ -95,7 +96,8 @@ MergedLayout merge_layout(const Config& yaml, const slurm::SlurmLayout& slurm, c
     std::set<std::string> parts;
     for (const slurm::LayoutPartition& p : slurm.partitions) parts.insert(p.name);
     for (const auto& [name, mode] : yaml.partition_modes)
-        if (!parts.count(name)) out.notes.push_back("colocd.yaml sets a mode for partition " + name + ", which Slurm does not know");
+        if (!parts.count(name))
+            out.notes.push_back("colocd.yaml sets a mode for partition " + name + ", which Slurm does not know");
     return out;
 }
 

@@ -23,10 +23,9 @@ int check_version(const json& obj) {
     auto it = obj.find("v");
     if (it == obj.end()) throw ProtoError(code::kBadVersion, "field 'v': missing protocol version");
     if (!it->is_number_integer() || it->get<std::int64_t>() < kOldestVersion || it->get<std::int64_t>() > kVersion)
-        throw ProtoError(code::kBadVersion, "field 'v': protocol version " + it->dump() +
-                                                " is not supported (this side speaks " +
-                                                std::to_string(kOldestVersion) + " to " + std::to_string(kVersion) +
-                                                ")");
+        throw ProtoError(code::kBadVersion,
+                         "field 'v': protocol version " + it->dump() + " is not supported (this side speaks " +
+                             std::to_string(kOldestVersion) + " to " + std::to_string(kVersion) + ")");
     return static_cast<int>(it->get<std::int64_t>());
 }
 

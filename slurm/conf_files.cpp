@@ -208,9 +208,12 @@ std::map<std::string, GresNode> parse_gres_conf(const std::vector<ConfLine>& lin
         std::vector<std::string> nodes = all_nodes;
         if (auto expr = l.get("NodeName")) nodes = nodes_of(*expr, l.where());
         int count = 0;
-        if (auto c = l.get("Count")) count = configured_gres_count(*name + ":" + *c, *name);
-        else if (auto f = l.get("File")) count = file_count(*f, l.where());
-        else count = 1;
+        if (auto c = l.get("Count"))
+            count = configured_gres_count(*name + ":" + *c, *name);
+        else if (auto f = l.get("File"))
+            count = file_count(*f, l.where());
+        else
+            count = 1;
         std::vector<int> row;
         if (auto links = l.get("Links")) {
             std::stringstream ss(*links);

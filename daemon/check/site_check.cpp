@@ -100,8 +100,8 @@ public:
         }
 
         if (!cfg.cluster.empty() && !conf.cluster_name.empty() && cfg.cluster != conf.cluster_name)
-            differ(y.at(y.cluster) + ": cluster '" + cfg.cluster + "', but " + conf.cluster_where + " says ClusterName=" +
-                   conf.cluster_name);
+            differ(y.at(y.cluster) + ": cluster '" + cfg.cluster + "', but " + conf.cluster_where +
+                   " says ClusterName=" + conf.cluster_name);
         std::set<std::string> slurm_nodes(all.begin(), all.end());
         for (const auto& [name, line] : y.node)
             if (!slurm_nodes.count(name)) differ(y.at(line) + ": node " + name + " is not in " + conf.path);
@@ -152,12 +152,12 @@ public:
             if (plugin && slots > 0) {
                 const auto pg = plugin->args.find("gpus");
                 if (pg != plugin->args.end() && pg->second != std::to_string(gpus))
-                    plug_gpus["gpus=" + pg->second + ", but " + n.where + " gives gpu:" + std::to_string(gpus)].push_back(
-                        n.name);
+                    plug_gpus["gpus=" + pg->second + ", but " + n.where + " gives gpu:" + std::to_string(gpus)]
+                        .push_back(n.name);
                 const auto ps = plugin->args.find("slots_per_gpu");
                 if (ps != plugin->args.end() && gpus > 0 && ps->second != std::to_string(slots / gpus))
-                    plug_slots["slots_per_gpu=" + ps->second + ", but " + n.where + " gives gpuslot:" +
-                               std::to_string(slots) + " over gpu:" + std::to_string(gpus)]
+                    plug_slots["slots_per_gpu=" + ps->second + ", but " + n.where +
+                               " gives gpuslot:" + std::to_string(slots) + " over gpu:" + std::to_string(gpus)]
                         .push_back(n.name);
             }
         }
@@ -177,7 +177,8 @@ public:
             std::vector<std::string> slotless;
             for (const auto& node : p->second->nodes)
                 for (const auto& n : conf.nodes)
-                    if (n.name == node && slurm::configured_gres_count(n.gres, "gpuslot") == 0) slotless.push_back(node);
+                    if (n.name == node && slurm::configured_gres_count(n.gres, "gpuslot") == 0)
+                        slotless.push_back(node);
             if (!slotless.empty())
                 differ(at + ": partition " + name + " is in bind mode, but " + p->second->where + " gives it nodes " +
                        some(slotless) + " without gpuslot");
@@ -188,8 +189,7 @@ public:
         }
         report.notes.push_back("compared " + conf.path + " (" + std::to_string(conf.nodes.size()) + " nodes, " +
                                std::to_string(conf.partitions.size()) + " partitions), " + gres_path + ", " +
-                               conf.plugstack + " and " + yaml_path +
-                               (cfg.slurm_layout ? " (nodes from Slurm)" : ""));
+                               conf.plugstack + " and " + yaml_path + (cfg.slurm_layout ? " (nodes from Slurm)" : ""));
     }
 
 private:

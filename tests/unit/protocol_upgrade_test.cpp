@@ -41,8 +41,8 @@ std::string request_of_version(json body, int version) {
 }
 
 json place_body(std::int64_t job) {
-    return {{"op", "place"}, {"job_id", job}, {"job_uid", 1000}, {"node", "n1"}, {"partition", "bind"},
-            {"slots", 1},    {"job_nodes", {"n1"}}};
+    return {{"op", "place"},       {"job_id", job}, {"job_uid", 1000},    {"node", "n1"},
+            {"partition", "bind"}, {"slots", 1},    {"job_nodes", {"n1"}}};
 }
 
 }  // namespace

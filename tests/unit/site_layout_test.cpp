@@ -113,8 +113,8 @@ TEST_CASE("gres.conf: GPUs, slots and Links= per node; links make NVLink islands
     CHECK(slurm::islands_from_links({{-1, 2, 0, 0}, {2, -1, 0, 0}, {0, 0, -1, 1}, {0, 0, 1, -1}}) ==
           std::vector<int>{0, 0, 1, 1});
     CHECK(slurm::islands_from_links({{-1, 0}, {0, -1}}) == std::vector<int>{0, 1});
-    const auto leaf = slurm::parse_topology_conf(
-        slurm::parse_conf("SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=big1\nSwitchName=top Switches=s[1-2]\n", "t"));
+    const auto leaf = slurm::parse_topology_conf(slurm::parse_conf(
+        "SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=big1\nSwitchName=top Switches=s[1-2]\n", "t"));
     CHECK(leaf.at("n1") == "s1");
     CHECK(leaf.at("big1") == "s2");
     const auto plugin = slurm::parse_plugstack("# x\nrequired other.so\n" + kPlugstack, "plugstack.conf");
@@ -135,12 +135,9 @@ nodes:
                                "y.yaml");
     CHECK_FALSE(yaml.slurm_layout);
     slurm::SlurmLayout slurm;
-    slurm.nodes = {{"n1", "gpu:4,gpuslot:8", 4, 8},
-                   {"n2", "gpu:4,gpuslot:8", 4, 8},
-                   {"n3", "gpu:2", 2, 0},
-                   {"cpu1", "", 0, 0},
-                   {"s1", "gpuslot:4", 0, 4},
-                   {"x1", "gpu:4,gpuslot:6", 4, 6}};
+    slurm.nodes = {{"n1", "gpu:4,gpuslot:8", 4, 8}, {"n2", "gpu:4,gpuslot:8", 4, 8},
+                   {"n3", "gpu:2", 2, 0},           {"cpu1", "", 0, 0},
+                   {"s1", "gpuslot:4", 0, 4},       {"x1", "gpu:4,gpuslot:6", 4, 6}};
     slurm.partitions = {{"bind", {"n1", "n2"}}};
     yaml.partition_modes["nope"] = GpuMode::Bind;
     LayoutFiles files;
@@ -174,7 +171,8 @@ nodes:
 }
 
 TEST_CASE("colocd.yaml without nodes: read from Slurm") {
-    const Config c = parse_config("listen: [ \"ipc:///tmp/unused.sock\" ]\npartitions: { bind: { mode: bind } }\n", "y");
+    const Config c =
+        parse_config("listen: [ \"ipc:///tmp/unused.sock\" ]\npartitions: { bind: { mode: bind } }\n", "y");
     CHECK(c.slurm_layout);
     CHECK(c.topology.nodes().empty());
 }
@@ -183,13 +181,14 @@ TEST_CASE("site check: agreeing copies pass") {
     const Site site(kSlurmConf, kGresConf, kPlugstack, kYaml);
     const CheckReport r = site.check();
     // big1 is not in colocd.yaml and has no gpuslot in a bind partition: only the plugstack line differs.
-    CHECK(all_of(r) == site.dir + "/plugstack.conf:1: gpus=4, but " + site.dir +
-                           "/slurm.conf:6 gives gpu:8 (nodes big1)\n");
+    CHECK(all_of(r) ==
+          site.dir + "/plugstack.conf:1: gpus=4, but " + site.dir + "/slurm.conf:6 gives gpu:8 (nodes big1)\n");
 }
 
 TEST_CASE("site check: each planted disagreement is named with file and line") {
     const std::string small_conf = replaced(kSlurmConf, "NodeName=big1 Gres=gpu:a100:8(S:0-1),gpuslot:16\n", "");
-    const std::string small_gres = "NodeName=n[1-2] Name=gpu File=/dev/nvidia[0-3]\nNodeName=n[1-2] Name=gpuslot Count=8\n";
+    const std::string small_gres =
+        "NodeName=n[1-2] Name=gpu File=/dev/nvidia[0-3]\nNodeName=n[1-2] Name=gpuslot Count=8\n";
     CHECK(Site(small_conf, small_gres, kPlugstack, kYaml).check().ok());
 
     const Site slots(small_conf, replaced(small_gres, "Count=8", "Count=6"), kPlugstack, kYaml);
@@ -210,8 +209,8 @@ TEST_CASE("site check: each planted disagreement is named with file and line") {
     const Site named(small_conf, small_gres, kPlugstack,
                      replaced(replaced(kYaml, "cluster: alpha", "cluster: beta"), "bind: {", "gone: {"));
     const std::string n = all_of(named.check());
-    CHECK(n.find(named.dir + "/colocd.yaml:1: cluster 'beta', but " + named.dir + "/slurm.conf:1 says ClusterName=alpha") !=
-          std::string::npos);
+    CHECK(n.find(named.dir + "/colocd.yaml:1: cluster 'beta', but " + named.dir +
+                 "/slurm.conf:1 says ClusterName=alpha") != std::string::npos);
     CHECK(n.find(named.dir + "/colocd.yaml:4: partition gone is not in " + named.dir + "/slurm.conf") !=
           std::string::npos);
 
