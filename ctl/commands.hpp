@@ -11,12 +11,12 @@ namespace coloc::ctl {
 struct CtlOptions {
     std::string endpoint;      // --endpoint, COLOC_ENDPOINT, else the default ipc socket
     std::string munge_socket;  // COLOC_MUNGE_SOCKET, else munge's default
-    std::string cluster;       // -M/--cluster, COLOC_CLUSTER: colocd refuses when it serves another
     int timeout_ms = 5000;     // --timeout
     bool json = false;         // --json
     bool parsable = false;     // -P/--parsable2: '|'-separated, no padding
     bool noheader = false;     // -h/--noheader
     std::string format;        // -o/--format field list, COLOCCTL_FORMAT
+    std::string cluster;       // -M/--cluster, COLOC_CLUSTER: colocd refuses when it serves another
 };
 
 // An adder registers a subcommand; its callback runs the command and sets `exit_code`.

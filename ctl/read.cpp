@@ -213,7 +213,8 @@ void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
         if (job_id > 0 && !hist.empty() && hist[0].contains("colocations")) {
             std::cout << "\n";
             exit_code = print_records(
-                CtlOptions{opts.endpoint, opts.munge_socket, opts.timeout_ms, false, opts.parsable, opts.noheader, ""},
+                CtlOptions{opts.endpoint, opts.munge_socket, opts.timeout_ms, false, opts.parsable, opts.noheader, "",
+                           opts.cluster},
                 "colocations", hist[0]["colocations"], kColocationFields, "job_id,other,node,sharing,start,end");
         }
     });
@@ -263,7 +264,8 @@ void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
                 continue;
             }
             exit_code = print_records(
-                CtlOptions{opts.endpoint, opts.munge_socket, opts.timeout_ms, false, opts.parsable, opts.noheader, ""},
+                CtlOptions{opts.endpoint, opts.munge_socket, opts.timeout_ms, false, opts.parsable, opts.noheader, "",
+                           opts.cluster},
                 "candidates", rows, kCandidateFields, "rank,where,job_slowdown,harm,loss,neighbours");
         }
     });
