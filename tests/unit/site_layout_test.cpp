@@ -88,9 +88,9 @@ TEST_CASE("slurm files: key=value lines keep their line; continuations join; GRE
     const slurm::SlurmConf conf = slurm::parse_slurm_conf(lines, "/etc/slurm/slurm.conf");
     CHECK(conf.cluster_name == "alpha");
     REQUIRE(conf.nodes.size() == 3);
-    CHECK(conf.nodes[0].where == "/etc/slurm/slurm.conf:4");
+    CHECK(conf.nodes[0].where == "slurm.conf:4");
     CHECK(conf.nodes[0].gres == "gpu:4,gpuslot:8");
-    CHECK(conf.nodes[2].where == "/etc/slurm/slurm.conf:6");
+    CHECK(conf.nodes[2].where == "slurm.conf:6");
     REQUIRE(conf.partitions.size() == 2);
     CHECK(conf.partitions[0].is_default);
     CHECK(conf.partitions[1].nodes.size() == 3);  // Nodes=ALL
