@@ -49,3 +49,16 @@ note "colocctl -M: the name colocd serves is accepted, another is refused naming
 colocctl -M coloc status >/dev/null || fail "colocctl -M coloc status failed"
 if colocctl -M elsewhere status >"$ITEST_OUT/wrong.out" 2>&1; then fail "colocctl -M elsewhere was served"; fi
 grep -q "serves cluster 'coloc', not 'elsewhere'" "$ITEST_OUT/wrong.out" || fail "colocctl -M elsewhere said: $(cat "$ITEST_OUT/wrong.out")"
+
+note "colocd started before slurmctld waits for it in rounds, then serves Slurm's nodes"
+"$cluster" colocd-stop >/dev/null 2>&1
+ctld=$(cat "$COLOC_CLUSTER_DIR/pid/slurmctld.pid")
+kill "$ctld"
+ctld_gone() { ! kill -0 "$ctld"; }
+wait_for 30 ctld_gone || fail "slurmctld $ctld did not stop"
+env COLOC_CLUSTER_DAEMON="$COLOC_CLUSTER_DIR" setsid colocd -f -c "$yaml" </dev/null >>"$COLOC_CLUSTER_DIR/log/colocd.log" 2>&1 &
+echo $! >"$COLOC_CLUSTER_DIR/pid/colocd.pid"
+waiting_logged() { grep -q "waiting for slurmctld: cannot read the nodes" "$COLOC_CLUSTER_DIR/log/colocd.log"; }
+wait_for 30 waiting_logged || fail "colocd did not say it waits for slurmctld: $(tail -n 3 "$COLOC_CLUSTER_DIR/log/colocd.log")"
+env COLOC_CLUSTER_DAEMON="$COLOC_CLUSTER_DIR" slurmctld -f "$SLURM_CONF" || fail "slurmctld did not start again"
+wait_for 30 nodes_known || fail "colocd did not serve Slurm's nodes once slurmctld answered"
