@@ -149,8 +149,10 @@ Exchange run_exchange(const PluginConfig& c, const JobFacts& f, const Services& 
         int budget = ms_left(deadline) - kReplyMarginMs;
         if (budget <= 0) return fail(ExchangeError::Unavailable, "no time left to ask colocd");
         json reply;
+        json body = request.to_json();
+        if (!c.cluster.empty()) body["cluster"] = c.cluster;
         try {
-            reply = s.call(c.endpoint, request.to_json(), {c.munge_socket, budget});
+            reply = s.call(c.endpoint, body, {c.munge_socket, budget});
         } catch (const proto::ProtoError& e) {
             if (e.code() == proto::code::kUnavailable) return fail(ExchangeError::Unavailable, e.what());
             if (e.code() == proto::code::kInternal) return fail(ExchangeError::Internal, e.what());

@@ -21,6 +21,7 @@ struct PluginConfig {
     std::string state_dir = "/run/coloc-node";  // root's; colocd's /run/coloc may belong to its user
     std::string munge_socket;                   // empty = munge's own default
     std::string slot_gres = "gpuslot";          // the count-only GRES whose count is the bind slots
+    std::string cluster;                        // the Slurm cluster meant; empty = name none
 
     bool bind_fallback_possible() const { return gpus > 0 && slots_per_gpu > 0; }
 };

@@ -102,6 +102,10 @@ public:
         if (!cfg.cluster.empty() && !conf.cluster_name.empty() && cfg.cluster != conf.cluster_name)
             differ(y.at(y.cluster) + ": cluster '" + cfg.cluster + "', but " + conf.cluster_where +
                    " says ClusterName=" + conf.cluster_name);
+        if (plugin && plugin->args.count("cluster") && !conf.cluster_name.empty() &&
+            plugin->args.at("cluster") != conf.cluster_name)
+            differ(plugin->where + ": cluster=" + plugin->args.at("cluster") + ", but " + conf.cluster_where +
+                   " says ClusterName=" + conf.cluster_name);
         std::set<std::string> slurm_nodes(all.begin(), all.end());
         for (const auto& [name, line] : y.node)
             if (!slurm_nodes.count(name)) differ(y.at(line) + ": node " + name + " is not in " + conf.path);

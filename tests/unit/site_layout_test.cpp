@@ -214,6 +214,10 @@ TEST_CASE("site check: each planted disagreement is named with file and line") {
     CHECK(n.find(named.dir + "/colocd.yaml:4: partition gone is not in " + named.dir + "/slurm.conf") !=
           std::string::npos);
 
+    const Site other(small_conf, small_gres, replaced(kPlugstack, "gpus=4", "cluster=beta gpus=4"), kYaml);
+    CHECK(all_of(other.check()) ==
+          other.dir + "/plugstack.conf:1: cluster=beta, but " + other.dir + "/slurm.conf:1 says ClusterName=alpha\n");
+
     const Site broken(small_conf, small_gres, kPlugstack, "nodes: [\n");
     CHECK_FALSE(broken.check().ok());
 }
