@@ -14,7 +14,7 @@ namespace {
 constexpr CommandAdder kCommandAdders[] = {
     add_status_command,  add_nodes_command,    add_jobs_command,    add_history_command,
     add_explain_command, add_observe_command,  add_predict_command, add_fit_command,
-    add_metrics_command, add_steering_command, add_replay_command,
+    add_metrics_command, add_steering_command, add_replay_command,  add_check_command,
 };
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -37,6 +37,7 @@ int colocctl_main(int argc, const char* const* argv) {
     opts.endpoint = env_or("COLOC_ENDPOINT", "ipc:///run/coloc/colocd.sock");
     opts.munge_socket = env_or("COLOC_MUNGE_SOCKET", "");
     opts.format = env_or("COLOCCTL_FORMAT", "");
+    opts.cluster = env_or("COLOC_CLUSTER", "");
     int exit_code = 0;
 
     CLI::App app{"colocctl: inspect colocd, predict co-location slowdowns, replay job logs"};
@@ -45,6 +46,8 @@ int colocctl_main(int argc, const char* const* argv) {
     app.require_subcommand(1);
     app.fallthrough();
     app.add_option("--endpoint", opts.endpoint, "colocd's endpoint (env COLOC_ENDPOINT)");
+    app.add_option("-M,--cluster", opts.cluster,
+                   "the cluster meant; colocd refuses when it serves another (env COLOC_CLUSTER)");
     app.add_option("--timeout", opts.timeout_ms, "milliseconds to wait for colocd")->check(CLI::Range(1, 600000));
     app.add_flag("--json", opts.json, "JSON output: {\"meta\",\"errors\",<records>}");
     app.add_flag("-P,--parsable2", opts.parsable, "'|'-separated output without padding");

@@ -16,6 +16,7 @@ struct CtlOptions {
     bool parsable = false;     // -P/--parsable2: '|'-separated, no padding
     bool noheader = false;     // -h/--noheader
     std::string format;        // -o/--format field list, COLOCCTL_FORMAT
+    std::string cluster;       // -M/--cluster, COLOC_CLUSTER: colocd refuses when it serves another
 };
 
 // An adder registers a subcommand; its callback runs the command and sets `exit_code`.
@@ -32,6 +33,8 @@ void add_steering_command(CLI::App& app, const CtlOptions& opts, int& exit_code)
 // Model commands: work on files, without the daemon (ctl_predict.cpp, ctl_fit.cpp).
 void add_predict_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
+// Site check: Slurm's files against colocd.yaml, without the daemon (ctl/check.cpp).
+void add_check_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 // Offline replay of job logs, policy against policy: works on files, without the daemon (ctl_replay.cpp).
 void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 

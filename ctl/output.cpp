@@ -112,6 +112,7 @@ json op_request(proto::Op op) { return {{"op", proto::op_name(op)}}; }
 
 bool call_daemon(const CtlOptions& opts, const std::string& command, const std::string& kind, json request, json& reply,
                  int& exit_code) {
+    if (!opts.cluster.empty()) request["cluster"] = opts.cluster;
     try {
         reply = proto::call(opts.endpoint, request, {opts.munge_socket, opts.timeout_ms});
         return true;

@@ -212,9 +212,10 @@ void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
         exit_code = print_records(opts, "history", flatten_jobs(hist), kJobFields, kJobDefault);
         if (job_id > 0 && !hist.empty() && hist[0].contains("colocations")) {
             std::cout << "\n";
-            exit_code = print_records(
-                CtlOptions{opts.endpoint, opts.munge_socket, opts.timeout_ms, false, opts.parsable, opts.noheader, ""},
-                "colocations", hist[0]["colocations"], kColocationFields, "job_id,other,node,sharing,start,end");
+            exit_code = print_records(CtlOptions{opts.endpoint, opts.munge_socket, opts.timeout_ms, false,
+                                                 opts.parsable, opts.noheader, "", opts.cluster},
+                                      "colocations", hist[0]["colocations"], kColocationFields,
+                                      "job_id,other,node,sharing,start,end");
         }
     });
 }
@@ -262,9 +263,10 @@ void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
                 std::cout << "  (no alternatives recorded: the plugin placed it while colocd was away)\n";
                 continue;
             }
-            exit_code = print_records(
-                CtlOptions{opts.endpoint, opts.munge_socket, opts.timeout_ms, false, opts.parsable, opts.noheader, ""},
-                "candidates", rows, kCandidateFields, "rank,where,job_slowdown,harm,loss,neighbours");
+            exit_code =
+                print_records(CtlOptions{opts.endpoint, opts.munge_socket, opts.timeout_ms, false, opts.parsable,
+                                         opts.noheader, "", opts.cluster},
+                              "candidates", rows, kCandidateFields, "rank,where,job_slowdown,harm,loss,neighbours");
         }
     });
 }

@@ -10,7 +10,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "daemon/check/site_check.hpp"
 #include "daemon/config.hpp"
+#include "daemon/layout_watch.hpp"
 #include "daemon/log.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/metrics_http.hpp"
@@ -20,8 +22,18 @@
 namespace {
 
 std::atomic<bool> g_stop{false};
+// Leave the serving loop: to stop, or to serve a layout Slurm changed.
+std::atomic<bool> g_leave{false};
 
-void on_signal(int) { g_stop.store(true); }
+void on_signal(int) {
+    g_stop.store(true);
+    g_leave.store(true);
+}
+
+int serve(const coloc::daemon::Config& config, const std::atomic<bool>& leave);
+
+// How often colocd asks again while slurmctld does not answer its first layout question.
+constexpr int kLayoutRetryS = 5;
 
 void install_signals() {
     struct sigaction sa {};
@@ -57,15 +69,20 @@ int main(int argc, char** argv) {
     bool foreground = false;
     bool verbose = false;
     std::string pidfile_override;
+    bool check = false;
 
     CLI::App app{"colocd: interference-aware GPU placement daemon for Slurm"};
     app.add_option("-c,--config", config_path, "configuration file")->capture_default_str();
     app.add_flag("-f,--foreground", foreground, "stay in the foreground, log to stderr");
     app.add_flag("-v,--verbose", verbose, "log every request");
     app.add_option("--pidfile", pidfile_override, "write the pid here (overrides the config)");
+    app.add_flag("--check", check,
+                 "compare slurm.conf, gres.conf, plugstack.conf and the config; exit 1 naming each disagreement");
     app.set_version_flag("-V,--version", "colocd (coloc) 0.1");
     CLI11_PARSE(app, argc, argv);
     if (verbose) set_log_level(LogLevel::Debug);
+
+    if (check) return print_check_report(check_site(config_path, slurm_conf_path()), "colocd --check");
 
     // 1. configuration
     Config config;
@@ -87,21 +104,42 @@ int main(int argc, char** argv) {
     }
     install_signals();
 
+    // 3. the nodes, from Slurm when colocd.yaml does not name them all; slurmctld may start later
+    const Config yaml = config;
+    if (config.slurm_layout && !wait_for_slurm_layout(config, g_stop, kLayoutRetryS)) return 0;
+
+    // Serves until stopped; when Slurm's layout changes, again with the new one.
+    for (;;) {
+        g_leave.store(g_stop.load());
+        std::unique_ptr<LayoutWatch> watch;
+        if (config.slurm_layout)
+            watch = std::make_unique<LayoutWatch>(yaml, config.topology, config.slurm_layout_interval_s, g_leave);
+        if (const int rc = serve(config, g_leave); rc != 0 || g_stop.load()) return rc;
+        watch.reset();
+        log_info("Slurm's layout changed: serving it");
+        if (!wait_for_slurm_layout(config = yaml, g_stop, kLayoutRetryS)) return 0;
+    }
+}
+
+namespace {
+
+int serve(const coloc::daemon::Config& config, const std::atomic<bool>& leave) {
+    using namespace coloc::daemon;
     try {
-        // 3. history store and state (recovers jobs that were running)
+        // 4. history store and state (recovers jobs that were running)
         Service service(config);
-        // 4. endpoints (and the metrics endpoint, when configured)
+        // 5. endpoints (and the metrics endpoint, when configured)
         Server server(config.listen);
         std::unique_ptr<MetricsHttpServer> metrics;
         if (config.metrics_port > 0)
             metrics = std::make_unique<MetricsHttpServer>(config.metrics_port, config.metrics_address,
                                                           [&service] { return render_metrics(service.metrics()); });
-        // 5. pidfile, once we can serve
+        // 6. pidfile, once we can serve
         PidFile pid(config.pidfile);
         log_info("serving " + std::to_string(config.topology.nodes().size()) + " nodes on " + config.listen.front() +
                  " (" + std::to_string(service.cluster().job_count()) + " running jobs recovered)");
-        // 6. serve until told to stop
-        server.run(service, g_stop, 200, metrics.get());
+        // 7. serve until told to stop
+        server.run(service, leave, 200, metrics.get());
         log_info("stopping");
         service.store_before_stop();
     } catch (const std::exception& e) {
@@ -110,3 +148,5 @@ int main(int argc, char** argv) {
     }
     return 0;
 }
+
+}  // namespace

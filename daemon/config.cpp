@@ -194,7 +194,8 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     cfg.path = name;
     if (!root.IsDefined() || root.IsNull()) throw ConfigError(name + ": the file is empty");
     r.only_keys(root, "",
-                {"listen",
+                {"cluster",
+                 "listen",
                  "database",
                  "pidfile",
                  "munge_socket",
@@ -215,7 +216,10 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
                  "narrow_may_drop_gpus",
                  "node_types",
                  "nodes",
+                 "slurm_layout",
+                 "slurm_layout_interval_s",
                  "steering"});
+    if (root["cluster"]) cfg.cluster = r.str(root["cluster"], "cluster");
     if (root["listen"]) cfg.listen = r.str_list(root["listen"], "listen");
     if (cfg.listen.empty()) r.fail(root["listen"], "listen", "needs at least one endpoint");
     for (const auto& e : cfg.listen)
@@ -266,10 +270,14 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
         }
     }
     if (root["steering"]) read_steering(r, root["steering"], cfg.steering);
-    if (!root["node_types"]) r.fail(root, "node_types", "missing: describe at least one node type");
-    read_node_types(r, root["node_types"], cfg);
-    if (!root["nodes"]) r.fail(root, "nodes", "missing: list the nodes colocd places on");
-    read_nodes(r, root["nodes"], cfg);
+    // Without `nodes:` colocd reads them from Slurm; node types then describe what Slurm does not.
+    if (root["node_types"]) read_node_types(r, root["node_types"], cfg);
+    if (root["nodes"]) read_nodes(r, root["nodes"], cfg);
+    cfg.slurm_layout = root["slurm_layout"] ? r.boolean(root["slurm_layout"], "slurm_layout") : !root["nodes"];
+    if (!cfg.slurm_layout && !root["nodes"])
+        r.fail(root, "nodes", "missing: list the nodes colocd places on, or let it read them from Slurm");
+    if (root["slurm_layout_interval_s"])
+        cfg.slurm_layout_interval_s = r.integer(root["slurm_layout_interval_s"], "slurm_layout_interval_s", 0, 86400);
     return cfg;
 }
 

@@ -19,7 +19,8 @@ using proto::GpuMode;
 inline const char* to_string(GpuMode mode) { return proto::mode_name(mode); }
 
 struct Config {
-    std::string path;  // where it was read from
+    std::string path;     // where it was read from
+    std::string cluster;  // the Slurm cluster served; requests naming another are refused
     std::vector<std::string> listen = {"ipc:///run/coloc/colocd.sock"};
     std::string database = "/var/lib/coloc/coloc.db";
     std::string pidfile;       // empty = none
@@ -46,6 +47,10 @@ struct Config {
     bool narrow_may_drop_gpus = false;
     std::map<std::string, GpuMode> node_modes;  // per node, from `nodes: mode:`
     place::Topology topology;
+    // Nodes, GPUs and slots from slurmctld (daemon/slurm_layout.hpp): on when colocd.yaml names
+    // no nodes; colocd.yaml's nodes then override Slurm's. Reread every interval (0 = only at start).
+    bool slurm_layout = false;
+    int slurm_layout_interval_s = 300;
     SteeringConfig steering;  // node weights and features in Slurm
 };
 

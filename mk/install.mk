@@ -50,6 +50,8 @@ install: $(INSTALL_BINS)
 	done
 	@# The catalogue holds Gavel's measurements (MIT): their notice goes with it.
 	$(INSTALL) -m 0644 data/gavel/LICENSE $(DESTDIR)$(docdir)/GAVEL-LICENSE
+	@# Bind mode without changing job scripts: an admin copies it beside slurm.conf (spank_coloc(8)).
+	$(INSTALL) -m 0644 etc/job_submit.lua $(DESTDIR)$(docdir)/job_submit.lua
 	sed $(_unit_sed) etc/colocd.service > $(DESTDIR)$(unitdir)/colocd.service
 	chmod 0644 $(DESTDIR)$(unitdir)/colocd.service
 	@# An admin's configuration is never overwritten.
@@ -66,7 +68,7 @@ uninstall:
 	rm -f $(DESTDIR)$(sbindir)/colocd $(DESTDIR)$(bindir)/colocctl \
 	    $(DESTDIR)$(slurm_plugindir)/spank_coloc.so $(DESTDIR)$(slurm_plugindir)/spank_coloc_net.so \
 	    $(DESTDIR)$(unitdir)/colocd.service \
-	    $(DESTDIR)$(docdir)/GAVEL-LICENSE $(DESTDIR)$(libdir)/libcoloc_report.so \
+	    $(DESTDIR)$(docdir)/GAVEL-LICENSE $(DESTDIR)$(docdir)/job_submit.lua $(DESTDIR)$(libdir)/libcoloc_report.so \
 	    $(DESTDIR)$(libdir)/libcoloc_report.a \
 	    $(DESTDIR)$(includedir)/coloc_report.h $(DESTDIR)$(pythondir)/coloc_report.py \
 	    $(foreach p,$(MAN_PAGES),$(DESTDIR)$(mandir)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))

@@ -18,13 +18,15 @@ json parse_object(std::string_view bytes, const char* what, std::size_t limit) {
     return obj;
 }
 
-void check_version(const json& obj) {
+// The message's version, when this side speaks it: this one or the one before.
+int check_version(const json& obj) {
     auto it = obj.find("v");
     if (it == obj.end()) throw ProtoError(code::kBadVersion, "field 'v': missing protocol version");
-    if (!it->is_number_integer() || it->get<std::int64_t>() != kVersion)
-        throw ProtoError(code::kBadVersion, "field 'v': protocol version " + it->dump() +
-                                                " is not supported (this side speaks " + std::to_string(kVersion) +
-                                                ")");
+    if (!it->is_number_integer() || it->get<std::int64_t>() < kOldestVersion || it->get<std::int64_t>() > kVersion)
+        throw ProtoError(code::kBadVersion,
+                         "field 'v': protocol version " + it->dump() + " is not supported (this side speaks " +
+                             std::to_string(kOldestVersion) + " to " + std::to_string(kVersion) + ")");
+    return static_cast<int>(it->get<std::int64_t>());
 }
 
 // The bytes a request's credential covers: the request less its trailing `,"cred":"..."` member
@@ -56,8 +58,8 @@ std::string with_credential(std::string_view body, const std::string& cred) {
 
 Request open_request(std::string_view bytes) {
     json obj = parse_object(bytes, "request", kMaxMessage);
-    check_version(obj);
     Request req;
+    req.version = check_version(obj);
     req.op = get_string(obj, "op", 64);
     auto cred = obj.find("cred");
     if (cred != obj.end()) {
@@ -73,20 +75,20 @@ Request open_request(std::string_view bytes) {
     return req;
 }
 
-json ok_reply_object(json fields) {
-    fields["v"] = kVersion;
+json ok_reply_object(json fields, int version) {
+    fields["v"] = version;
     fields["ok"] = true;
     return fields;
 }
 
-json error_reply_object(const std::string& code, const std::string& message) {
-    return {{"v", kVersion}, {"ok", false}, {"error", {{"code", code}, {"message", message}}}};
+json error_reply_object(const std::string& code, const std::string& message, int version) {
+    return {{"v", version}, {"ok", false}, {"error", {{"code", code}, {"message", message}}}};
 }
 
-std::string ok_reply(json fields) { return ok_reply_object(std::move(fields)).dump(); }
+std::string ok_reply(json fields, int version) { return ok_reply_object(std::move(fields), version).dump(); }
 
-std::string error_reply(const std::string& code, const std::string& message) {
-    return error_reply_object(code, message).dump();
+std::string error_reply(const std::string& code, const std::string& message, int version) {
+    return error_reply_object(code, message, version).dump();
 }
 
 json open_reply(std::string_view bytes) {

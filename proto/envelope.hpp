@@ -15,7 +15,12 @@ namespace coloc::proto {
 
 using json = nlohmann::json;
 
-inline constexpr int kVersion = 1;
+// The protocol version this side speaks, and the oldest one colocd still serves. colocd answers
+// each request in the version it came in, so that during a rolling upgrade (colocd first, then
+// the nodes) a plugin or colocctl not yet upgraded is served, not refused. Version 2 added the
+// optional "cluster" member of requests.
+inline constexpr int kVersion = 2;
+inline constexpr int kOldestVersion = 1;
 // A request is small (one job's launch, one admin query) and comes from anyone on the cluster:
 // colocd refuses a larger one. A reply comes from colocd itself and lists what was asked for
 // (an admin's `colocctl jobs` or `history` grows with the cluster), so it may be far larger.
@@ -23,6 +28,7 @@ inline constexpr std::size_t kMaxMessage = 64 * 1024;
 inline constexpr std::size_t kMaxReply = 256 * 1024 * 1024;
 
 struct Request {
+    int version = kVersion;  // the sender's protocol version, which its reply speaks
     std::string op;
     std::string cred;       // empty when absent
     std::string canonical;  // the bytes the credential's digest covers: the request less its "cred"
@@ -41,14 +47,16 @@ std::string with_credential(std::string_view body, const std::string& cred);
 // extracted but not verified (verify_credential does that).
 Request open_request(std::string_view bytes);
 
-std::string ok_reply(json fields = json::object());
-std::string error_reply(const std::string& code, const std::string& message);
+// Replies, in `version` (the request's: Request::version).
+std::string ok_reply(json fields = json::object(), int version = kVersion);
+std::string error_reply(const std::string& code, const std::string& message, int version = kVersion);
 // The same as objects, for a server that adds to a reply before it sends it.
-json ok_reply_object(json fields = json::object());
-json error_reply_object(const std::string& code, const std::string& message);
+json ok_reply_object(json fields = json::object(), int version = kVersion);
+json error_reply_object(const std::string& code, const std::string& message, int version = kVersion);
 
 // Client side: returns the reply object; throws ProtoError with the server's code when it
-// says ok:false, and bad_json / bad_version when the reply is not one of ours.
+// says ok:false, and bad_json / bad_version when the reply is not one of ours (a version from
+// kOldestVersion to kVersion is).
 json open_reply(std::string_view bytes);
 
 }  // namespace coloc::proto

@@ -132,8 +132,10 @@ ExchangeMessage ask_colocd(const PluginConfig& c, const Services& s, const proto
     json reply;
     const auto t0 = Clock::now();
     double munge_ms = -1;
+    json body = request.to_json();
+    if (!c.cluster.empty()) body["cluster"] = c.cluster;
     try {
-        reply = s.call(c.endpoint, request.to_json(), {c.munge_socket, budget, &munge_ms});
+        reply = s.call(c.endpoint, body, {c.munge_socket, budget, &munge_ms});
     } catch (const proto::ProtoError& e) {
         times.munge_ms = munge_ms;
         times.call_ms = ms_since(t0) - std::max(munge_ms, 0.0);

@@ -82,6 +82,12 @@ ParsedArgs parse_plugin_args(const std::vector<std::string>& args) {
                 c.timings_file = value;
             else
                 why = "expected an absolute path";
+        } else if (key == "cluster") {
+            // A colocd serving another cluster refuses the request, and the job falls back.
+            if (valid_gres_name(value))  // the same characters as a GRES name
+                c.cluster = value;
+            else
+                why = "expected a cluster name";
         } else if (key == "slot_gres") {
             if (valid_gres_name(value))
                 c.slot_gres = value;

@@ -22,6 +22,7 @@ struct PluginConfig {
     std::string munge_socket;                   // empty = munge's own default
     std::string slot_gres = "gpuslot";          // the count-only GRES whose count is the bind slots
     std::string timings_file;                   // one line of stage timings per step; empty = none
+    std::string cluster;                        // the Slurm cluster meant; empty = name none
 
     bool bind_fallback_possible() const { return gpus > 0 && slots_per_gpu > 0; }
 };

@@ -21,6 +21,8 @@ std::vector<std::string> Service::handle_round(const std::vector<std::string_vie
     job_gpus_left_ = kJobGpusWait;
     std::vector<Opened> opened(requests.size());
     openers_.for_each(requests.size(), [&](std::size_t i) { opened[i] = open(requests[i]); });
+    std::vector<int> versions;  // each reply speaks its request's protocol version
+    for (const Opened& o : opened) versions.push_back(o.req.version);
     std::string why;
     try {
         store_.begin_round();
@@ -50,8 +52,10 @@ std::vector<std::string> Service::handle_round(const std::vector<std::string_vie
     }
     counters_.refused += static_cast<std::int64_t>(requests.size());
     metrics_.refused_by_code[proto::code::kInternal] += static_cast<std::int64_t>(requests.size());
-    return std::vector<std::string>(requests.size(),
-                                    proto::error_reply(proto::code::kInternal, "database: commit failed: " + why));
+    std::vector<std::string> out;
+    for (int version : versions)
+        out.push_back(proto::error_reply(proto::code::kInternal, "database: commit failed: " + why, version));
+    return out;
 }
 
 void Service::reload_from_store() {

@@ -20,6 +20,8 @@ json Service::on_status(const proto::Request&, const proto::Identity&) {
     const auto [slots, used] = slot_totals();
     json status = {
         {"version", "coloc 0.1"},
+        {"protocol", std::to_string(proto::kOldestVersion) + "-" + std::to_string(proto::kVersion)},
+        {"cluster", cfg_.cluster},
         {"config", cfg_.path},
         {"database", cfg_.database},
         {"schema_version", store_.schema_version()},

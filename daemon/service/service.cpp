@@ -92,6 +92,7 @@ Service::Opened Service::open(std::string_view bytes) const {
             for (const Route& r : kRoutes)
                 if (r.op == *op) o.route = &r;
         if (!o.route) throw ProtoError(code::kUnknownOp, "unknown op '" + o.req.op + "'");
+        check_cluster(o.req.body);
         if (o.req.cred.empty()) {
             o.bad_credential = true;
             throw ProtoError(code::kAuthMissing, "request carries no munge credential");
@@ -111,6 +112,15 @@ Service::Opened Service::open(std::string_view bytes) const {
     return o;
 }
 
+void Service::check_cluster(const json& body) const {
+    const auto it = body.find("cluster");
+    if (it == body.end()) return;  // senders that name none (older ones, one-cluster sites) are served
+    if (!it->is_string()) throw ProtoError(code::kBadField, "field 'cluster': expected a cluster name");
+    if (cfg_.cluster.empty() || *it == cfg_.cluster) return;
+    throw ProtoError(code::kWrongCluster, "this colocd serves cluster '" + cfg_.cluster + "', not '" +
+                                              it->get<std::string>() + "': ask the colocd of that cluster");
+}
+
 json Service::dispatch(Opened&& o) {
     ++counters_.requests;
     const auto t0 = std::chrono::steady_clock::now();
@@ -127,24 +137,24 @@ json Service::dispatch(Opened&& o) {
         }
         // The one role check: handlers only narrow what a user sees of the data.
         access_.require(role_for(*o.route, o.req.body), o.who.uid, o.route->action);
-        return timed(proto::ok_reply_object((this->*(o.route->handler))(o.req, o.who)));
+        return timed(proto::ok_reply_object((this->*(o.route->handler))(o.req, o.who), o.req.version));
     } catch (const ProtoError& e) {
         ++counters_.refused;
         log_debug("refused: " + e.code() + ": " + e.what());
         ++metrics_.refused_by_code[e.code()];
-        return timed(proto::error_reply_object(e.code(), e.what()));
+        return timed(proto::error_reply_object(e.code(), e.what(), o.req.version));
     } catch (const BacklogFull& e) {
         ++counters_.refused;
         ++metrics_.refused_by_code[code::kUnavailable];
-        return timed(proto::error_reply_object(code::kUnavailable, e.what()));
+        return timed(proto::error_reply_object(code::kUnavailable, e.what(), o.req.version));
     } catch (const StoreError& e) {
         ++counters_.refused;
         ++metrics_.refused_by_code[code::kInternal];
-        return timed(proto::error_reply_object(code::kInternal, std::string("database: ") + e.what()));
+        return timed(proto::error_reply_object(code::kInternal, std::string("database: ") + e.what(), o.req.version));
     } catch (const std::exception& e) {
         ++counters_.refused;
         ++metrics_.refused_by_code[code::kInternal];
-        return timed(proto::error_reply_object(code::kInternal, e.what()));
+        return timed(proto::error_reply_object(code::kInternal, e.what(), o.req.version));
     }
 }
 

@@ -137,6 +137,8 @@ private:
         double seconds = 0;                        // spent opening
     };
     Opened open(std::string_view bytes) const;
+    // Refuses a request naming a cluster other than colocd.yaml's `cluster:` (wrong_cluster).
+    void check_cluster(const proto::json& body) const;
     proto::json dispatch(Opened&& opened);  // the reply object, ok or error
     WorkerPool openers_{kOpeners};
 

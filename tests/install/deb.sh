@@ -40,7 +40,7 @@ version=$(colocctl --version) || fail "colocctl --version failed after install"
 [ "$version" = "colocctl (coloc) $(dpkg-deb -f "$deb" Version)" ] || fail "colocctl --version says '$version'"
 for f in /usr/sbin/colocd /usr/bin/colocctl "$plugin" /lib/systemd/system/colocd.service \
     /etc/coloc/colocd.yaml /etc/coloc/profiles.yaml /etc/slurm/plugstack.conf.d/coloc.conf \
-    /usr/share/doc/coloc/GAVEL-LICENSE /usr/share/man/man1/colocctl.1.gz /usr/share/man/man8/colocd.8.gz \
+    /usr/share/doc/coloc/GAVEL-LICENSE /usr/share/doc/coloc/job_submit.lua /usr/share/man/man1/colocctl.1.gz /usr/share/man/man8/colocd.8.gz \
     /usr/share/man/man8/spank_coloc.8.gz /usr/share/man/man5/colocd.yaml.5.gz \
     "/usr/lib/$multiarch/libcoloc_report.so" "/usr/lib/$multiarch/libcoloc_report.a" /usr/include/coloc_report.h \
     /usr/lib/python3/dist-packages/coloc_report.py /usr/share/man/man3/coloc_report.3.gz; do

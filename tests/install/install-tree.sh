@@ -28,6 +28,7 @@ expect_file $prefix/lib/systemd/system/colocd.service 644
 expect_file /etc/coloc/colocd.yaml 644
 expect_file /etc/coloc/profiles.yaml 644
 expect_file $prefix/share/doc/coloc/GAVEL-LICENSE 644
+expect_file $prefix/share/doc/coloc/job_submit.lua 644
 expect_file /etc/slurm/plugstack.conf.d/coloc.conf 644
 expect_file $libdir/libcoloc_report.so 644
 expect_file $libdir/libcoloc_report.a 644

@@ -1,8 +1,9 @@
 // coloc-send: sends one request body to colocd as the calling user and prints each reply, for
 // tests that act as someone colocd must refuse (another user, a replayed or expired credential).
-//   coloc-send [--replay] [--ttl S] [--delay-ms MS] ENDPOINT JSON
+//   coloc-send [--replay] [--ttl S] [--delay-ms MS] [--proto V] ENDPOINT JSON
 // --ttl gives the credential munge's time-to-live S, --delay-ms waits before sending (so that a
-// short-lived credential expires), --replay sends the same bytes a second time.
+// short-lived credential expires), --replay sends the same bytes a second time, --proto sends it in
+// protocol version V, as a plugin or colocctl of that version would (a rolling upgrade).
 // The munge socket comes from COLOC_MUNGE_SOCKET. Exit 0 when every send got a reply.
 #include <zmq.h>
 #include <chrono>
@@ -36,7 +37,7 @@ std::string send_once(const std::string& endpoint, const std::string& bytes) {
 }
 
 int usage() {
-    std::cerr << "usage: coloc-send [--replay] [--ttl S] [--delay-ms MS] ENDPOINT JSON\n";
+    std::cerr << "usage: coloc-send [--replay] [--ttl S] [--delay-ms MS] [--proto V] ENDPOINT JSON\n";
     return 2;
 }
 
@@ -44,7 +45,7 @@ int usage() {
 
 int main(int argc, char** argv) {
     bool replay = false;
-    int ttl_s = 0, delay_ms = 0;
+    int ttl_s = 0, delay_ms = 0, version = 0;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; ++i) {
         std::string a = argv[i];
@@ -54,6 +55,8 @@ int main(int argc, char** argv) {
             ttl_s = std::atoi(argv[++i]);
         else if (a == "--delay-ms" && i + 1 < argc)
             delay_ms = std::atoi(argv[++i]);
+        else if (a == "--proto" && i + 1 < argc)
+            version = std::atoi(argv[++i]);
         else
             return usage();
     }
@@ -62,8 +65,13 @@ int main(int argc, char** argv) {
     const char* socket_env = std::getenv("COLOC_MUNGE_SOCKET");
     const std::string munge_socket = socket_env ? socket_env : "";
     try {
-        const auto body = coloc::proto::json::parse(argv[i + 1]);
-        const std::string bytes = coloc::proto::seal_request(body, munge_socket, ttl_s);
+        auto body = coloc::proto::json::parse(argv[i + 1]);
+        std::string bytes = coloc::proto::seal_request(body, munge_socket, ttl_s);
+        if (version > 0) {
+            body["v"] = version;
+            const std::string b = body.dump();
+            bytes = coloc::proto::with_credential(b, coloc::proto::make_credential(b, munge_socket, ttl_s));
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
         for (int n = 0; n < (replay ? 2 : 1); ++n) {
             std::string reply = send_once(endpoint, bytes);

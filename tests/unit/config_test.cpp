@@ -85,7 +85,8 @@ TEST_CASE("bad files are refused with the file, the line and the key") {
           std::string::npos);
     CHECK(error_of("listen: [unclosed\n").rfind("colocd.yaml:", 0) == 0);
     CHECK(error_of("") == "colocd.yaml: the file is empty");
-    CHECK(error_of("database: /x\n") == "colocd.yaml:1: key 'node_types': missing: describe at least one node type");
+    CHECK(error_of("database: /x\nslurm_layout: false\n") ==
+          "colocd.yaml:1: key 'nodes': missing: list the nodes colocd places on, or let it read them from Slurm");
 }
 
 TEST_CASE("a file that cannot be read names its path") {

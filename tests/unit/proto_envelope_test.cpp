@@ -108,7 +108,8 @@ TEST_CASE("malformed envelopes are refused with a code naming the problem") {
     CHECK(code_of([] { open_request("{not json"); }) == code::kBadJson);
     CHECK(code_of([] { open_request("[1,2]"); }) == code::kBadJson);
     CHECK(code_of([] { open_request(R"({"op":"status"})"); }) == code::kBadVersion);
-    CHECK(code_of([] { open_request(R"({"v":2,"op":"status"})"); }) == code::kBadVersion);
+    CHECK(code_of([] { open_request(R"({"v":3,"op":"status"})"); }) == code::kBadVersion);
+    CHECK(code_of([] { open_request(R"({"v":0,"op":"status"})"); }) == code::kBadVersion);
     CHECK(code_of([] { open_request(R"({"v":"1","op":"status"})"); }) == code::kBadVersion);
     CHECK(code_of([] { open_request(R"({"v":1})"); }) == code::kBadField);
     CHECK(code_of([] { open_request(R"({"v":1,"op":7})"); }) == code::kBadField);

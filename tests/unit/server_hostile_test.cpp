@@ -96,7 +96,7 @@ TEST_CASE("server: oversized and malformed messages are refused with a clear err
         {"a JSON array", {"[1,2,3]"}, "bad_json", "not a JSON object"},
         {"truncated", {sealed.substr(0, sealed.size() / 2)}, "bad_json", "not valid JSON"},
         {"no version", {R"({"op":"status"})"}, "bad_version", "field 'v'"},
-        {"another version", {R"({"v":2,"op":"status"})"}, "bad_version", "not supported"},
+        {"another version", {R"({"v":3,"op":"status"})"}, "bad_version", "not supported"},
         {"op not a string", {R"({"v":1,"op":7})"}, "bad_field", "field 'op'"},
         {"unknown op", {R"({"v":1,"op":"shutdown"})"}, "unknown_op", "unknown op 'shutdown'"},
         {"credential not a string", {R"({"v":1,"op":"place","cred":[1]})"}, "auth_invalid", "field 'cred'"},

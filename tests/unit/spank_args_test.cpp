@@ -21,7 +21,7 @@ TEST_CASE("spank: no plugstack arguments give the documented defaults") {
 TEST_CASE("spank: every plugstack argument is read") {
     ParsedArgs p =
         parse_plugin_args({"endpoint=tcp://10.0.0.1:7777", "timeout_ms=100", "mode=bind", "gpus=8", "slots_per_gpu=2",
-                           "state_dir=/var/run/x", "munge_socket=/m/s", "slot_gres=gpushare"});
+                           "state_dir=/var/run/x", "munge_socket=/m/s", "slot_gres=gpushare", "cluster=alpha-1"});
     CHECK(p.errors.empty());
     CHECK(p.config.endpoint == "tcp://10.0.0.1:7777");
     CHECK(p.config.timeout_ms == 100);
@@ -31,14 +31,16 @@ TEST_CASE("spank: every plugstack argument is read") {
     CHECK(p.config.state_dir == "/var/run/x");
     CHECK(p.config.munge_socket == "/m/s");
     CHECK(p.config.slot_gres == "gpushare");
+    CHECK(p.config.cluster == "alpha-1");
     CHECK(p.config.bind_fallback_possible());
 }
 
 TEST_CASE("spank: bad plugstack arguments are reported together and keep their defaults") {
-    ParsedArgs p =
-        parse_plugin_args({"timeout_ms=abc", "timeout_ms=0", "timeout_ms=99999", "mode=fast", "gpus=-1", "frobnicate=1",
-                           "verbose", "endpoint=http://x", "state_dir=relative", "timeout_ms=12x", "gpus="});
-    CHECK(p.errors.size() == 11);
+    ParsedArgs p = parse_plugin_args({"timeout_ms=abc", "timeout_ms=0", "timeout_ms=99999", "mode=fast", "gpus=-1",
+                                      "frobnicate=1", "verbose", "endpoint=http://x", "state_dir=relative",
+                                      "timeout_ms=12x", "gpus=", "cluster=a b"});
+    CHECK(p.errors.size() == 12);
+    CHECK(p.config.cluster.empty());
     CHECK(p.config.timeout_ms == 250);
     CHECK_FALSE(p.config.mode.has_value());
     CHECK(p.config.gpus == 0);
