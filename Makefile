@@ -13,6 +13,8 @@ LDLIBS_CORE := -lzmq -lsqlite3 -lyaml-cpp -lmunge -lsodium
 LDLIBS_SLURM := -lslurm
 
 BUILD    := build
+# SLURM=DIR: build against another Slurm release, into build/slurm-<release>/ (check-slurm)
+include mk/slurm.mk
 SAN_BUILD := $(BUILD)/san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
@@ -88,7 +90,7 @@ $(BUILD)/colocctl: $(CTL_OBJ) $(LIBS)
 # The plugin links only what it needs and exports only the SPANK symbols.
 $(BUILD)/spank_coloc.so: $(BUILD)/obj/spank/spank_coloc.o $(BUILD)/libspank_logic.a $(BUILD)/libcoloc_core.a spank/spank_coloc.map
 	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=spank/spank_coloc.map -Wl,-z,defs \
-	    -o $@ $(filter %.o %.a,$^) -lzmq -lmunge -lsodium -lslurm -static-libstdc++ -static-libgcc
+	    -o $@ $(filter %.o %.a,$^) -lzmq -lmunge -lsodium $(LDLIBS_SLURM) -static-libstdc++ -static-libgcc
 
 # The library a training job reports its iteration times with (client/coloc_report.h): it
 # exports only the C API and carries the wire protocol it needs from the core library.

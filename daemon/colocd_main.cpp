@@ -16,6 +16,7 @@
 #include "daemon/metrics_http.hpp"
 #include "daemon/server.hpp"
 #include "daemon/service/service.hpp"
+#include "slurm/release.hpp"
 
 namespace {
 
@@ -63,7 +64,9 @@ int main(int argc, char** argv) {
     app.add_flag("-f,--foreground", foreground, "stay in the foreground, log to stderr");
     app.add_flag("-v,--verbose", verbose, "log every request");
     app.add_option("--pidfile", pidfile_override, "write the pid here (overrides the config)");
-    app.set_version_flag("-V,--version", "colocd (coloc) 0.1");
+    const auto slurm_built = coloc::slurm::built_for();
+    const auto slurm_running = coloc::slurm::running();
+    app.set_version_flag("-V,--version", coloc::slurm::version_banner("colocd", "0.1", slurm_built, slurm_running));
     CLI11_PARSE(app, argc, argv);
     if (verbose) set_log_level(LogLevel::Debug);
 
@@ -86,6 +89,7 @@ int main(int argc, char** argv) {
         log_to_syslog();
     }
     install_signals();
+    if (const auto drift = coloc::slurm::drift_line(slurm_built, slurm_running); !drift.empty()) log_error(drift);
 
     try {
         // 3. history store and state (recovers jobs that were running)

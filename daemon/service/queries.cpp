@@ -8,6 +8,7 @@
 #include "proto/errors.hpp"
 #include "proto/fields.hpp"
 #include "proto/jobs.hpp"
+#include "slurm/release.hpp"
 
 namespace coloc::daemon {
 
@@ -20,6 +21,8 @@ json Service::on_status(const proto::Request&, const proto::Identity&) {
     const auto [slots, used] = slot_totals();
     json status = {
         {"version", "coloc 0.1"},
+        {"slurm_built_for", slurm::to_string(slurm::built_for())},
+        {"libslurm", slurm::to_string(slurm::running())},
         {"config", cfg_.path},
         {"database", cfg_.database},
         {"schema_version", store_.schema_version()},
