@@ -34,7 +34,10 @@ case $(basename "$deb") in coloc_*_"$(dpkg --print-architecture)".deb) ;; *) fai
 
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 if [ -n "${SLURM:-}" ]; then
-    libslurm=$(ls "$SLURM"/lib64/libslurm.so "$SLURM/lib/$multiarch/libslurm.so" "$SLURM"/lib/libslurm.so 2>/dev/null | head -n 1)
+    libslurm=
+    for f in "$SLURM"/lib64/libslurm.so "$SLURM/lib/$multiarch/libslurm.so" "$SLURM"/lib/libslurm.so; do
+        if [ -e "$f" ]; then libslurm=$f; break; fi
+    done
     [ -n "$libslurm" ] || fail "no libslurm.so under $SLURM"
     plugin=$(dirname "$libslurm")/slurm/spank_coloc.so
 else
