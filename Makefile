@@ -13,6 +13,8 @@ LDLIBS_CORE := -lzmq -lsqlite3 -lyaml-cpp -lmunge -lsodium
 LDLIBS_SLURM := -lslurm
 
 BUILD    := build
+# SLURM=DIR: build against another Slurm release, into build/slurm-<release>/ (check-slurm)
+include mk/slurm.mk
 SAN_BUILD := $(BUILD)/san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
@@ -90,7 +92,7 @@ $(BUILD)/colocctl: $(CTL_OBJ) $(LIBS)
 # srun and every later step load spank_coloc.so alone (spank/net_entry.hpp).
 $(BUILD)/spank_coloc.so: $(BUILD)/obj/spank/spank_coloc.o $(BUILD)/libspank_logic.a $(BUILD)/libcoloc_core.a spank/spank_coloc.map $(BUILD)/spank_coloc_net.so
 	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=spank/spank_coloc.map -Wl,-z,defs \
-	    -o $@ $(filter %.o %.a,$^) -lslurm -static-libstdc++ -static-libgcc
+	    -o $@ $(filter %.o %.a,$^) $(LDLIBS_SLURM) -static-libstdc++ -static-libgcc
 
 $(BUILD)/spank_coloc_net.so: $(BUILD)/obj/spank/net_entry.o $(BUILD)/libspank_logic.a $(BUILD)/libcoloc_core.a spank/spank_coloc_net.map
 	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=spank/spank_coloc_net.map -Wl,-z,defs \

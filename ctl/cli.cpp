@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "ctl/commands.hpp"
+#include "slurm/release.hpp"
 
 namespace coloc::ctl {
 
@@ -42,7 +43,11 @@ int colocctl_main(int argc, const char* const* argv) {
 
     CLI::App app{"colocctl: inspect colocd, predict co-location slowdowns, replay job logs"};
     app.set_help_flag("--help", "print this help and exit");
-    app.set_version_flag("-V,--version", "colocctl (coloc) 0.1");
+    const auto built = slurm::built_for();
+    const auto running = slurm::running();
+    app.set_version_flag("-V,--version", slurm::version_banner("colocctl", "0.1", built, running));
+    if (const auto drift = slurm::drift_line(built, running); !drift.empty())
+        std::cerr << "colocctl: warning: " << drift << "\n";
     app.require_subcommand(1);
     app.fallthrough();
     app.add_option("--endpoint", opts.endpoint, "colocd's endpoint (env COLOC_ENDPOINT)");

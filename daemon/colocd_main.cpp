@@ -18,6 +18,7 @@
 #include "daemon/metrics_http.hpp"
 #include "daemon/server.hpp"
 #include "daemon/service/service.hpp"
+#include "slurm/release.hpp"
 
 namespace {
 
@@ -78,7 +79,9 @@ int main(int argc, char** argv) {
     app.add_option("--pidfile", pidfile_override, "write the pid here (overrides the config)");
     app.add_flag("--check", check,
                  "compare slurm.conf, gres.conf, plugstack.conf and the config; exit 1 naming each disagreement");
-    app.set_version_flag("-V,--version", "colocd (coloc) 0.1");
+    const auto slurm_built = coloc::slurm::built_for();
+    const auto slurm_running = coloc::slurm::running();
+    app.set_version_flag("-V,--version", coloc::slurm::version_banner("colocd", "0.1", slurm_built, slurm_running));
     CLI11_PARSE(app, argc, argv);
     if (verbose) set_log_level(LogLevel::Debug);
 
@@ -103,6 +106,7 @@ int main(int argc, char** argv) {
         log_to_syslog();
     }
     install_signals();
+    if (const auto drift = coloc::slurm::drift_line(slurm_built, slurm_running); !drift.empty()) log_error(drift);
 
     // 3. the nodes, from Slurm when colocd.yaml does not name them all; slurmctld may start later
     const Config yaml = config;

@@ -84,11 +84,11 @@ uninstall:
 	    remove_conf $(DESTDIR)$(slurm_confdir)/plugstack.conf.d/coloc.conf; \
 	rmdir $(DESTDIR)$(sysconfdir)/coloc $(DESTDIR)$(docdir) 2>/dev/null || true
 
-# build/coloc_<version>_<arch>.deb
+# build/coloc_<version>-1+slurm<MMmm>_<arch>.deb (SLURM=DIR: for the Slurm under DIR, mk/slurm.mk)
 deb: $(INSTALL_BINS)
-	+BUILD=$(BUILD) scripts/make-deb
+	+BUILD=$(BUILD) SLURM=$(SLURM) SLURM_PLUGINDIR=$(if $(SLURM),$(slurm_plugindir)) scripts/make-deb
 
 install-test: $(INSTALL_BINS)
-	+BUILD=$(BUILD) tests/install/run
+	+BUILD=$(BUILD) SLURM=$(SLURM) tests/install/run
 
 .DEFAULT_GOAL := $(_coloc_default_goal)

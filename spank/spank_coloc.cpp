@@ -12,6 +12,7 @@ extern "C" {
 
 #include "proto/client.hpp"
 #include "slurm/job_slots.hpp"
+#include "slurm/release.hpp"
 #include "spank/job_env.hpp"
 #include "spank/net_call.hpp"
 #include "spank/placement.hpp"
@@ -91,6 +92,12 @@ struct spank_option options_table[] = {
     SPANK_OPTIONS_TABLE_END,
 };
 
+// Once per slurmd start: which Slurm the plugin was built for, when the loaded libslurm is another.
+void log_release_drift() {
+    const auto drift = slurm::drift_line(slurm::built_for(), slurm::running());
+    if (!drift.empty()) log_line(drift);
+}
+
 // Runs `fn` with everything caught: no exception may cross into Slurm.
 template <class F>
 int guarded(const char* callback, F&& fn) {
@@ -120,6 +127,7 @@ void init(spank_t sp, int ac, char** av) {
     // The arguments matter in slurmd (logged once at its start) and slurmstepd (each step).
     if (!p.arg_errors.empty() && (ctx == S_CTX_SLURMD || ctx == S_CTX_REMOTE))
         log_line("ignoring plugstack arguments: " + join_errors(p.arg_errors));
+    if (ctx == S_CTX_SLURMD) log_release_drift();
 }
 
 // In sbatch, salloc and srun: tags the job with its profile for Slurm's prolog and epilog

@@ -8,6 +8,7 @@
 #include "proto/errors.hpp"
 #include "proto/fields.hpp"
 #include "proto/jobs.hpp"
+#include "slurm/release.hpp"
 
 namespace coloc::daemon {
 
@@ -22,6 +23,8 @@ json Service::on_status(const proto::Request&, const proto::Identity&) {
         {"version", "coloc 0.1"},
         {"protocol", std::to_string(proto::kOldestVersion) + "-" + std::to_string(proto::kVersion)},
         {"cluster", cfg_.cluster},
+        {"slurm_built_for", slurm::to_string(slurm::built_for())},
+        {"libslurm", slurm::to_string(slurm::running())},
         {"config", cfg_.path},
         {"database", cfg_.database},
         {"schema_version", store_.schema_version()},

@@ -13,7 +13,9 @@ trap 'rm -rf "$dest"' EXIT
 
 prefix=/opt/coloc
 libdir=$prefix/lib64
-vars=(BUILD="$build" DESTDIR="$dest" PREFIX="$prefix" libdir="$libdir")
+# SLURM= : the generic layout, also for a build against another Slurm (whose plugin directory
+# make deb and deb.sh check).
+vars=(BUILD="$build" SLURM= DESTDIR="$dest" PREFIX="$prefix" libdir="$libdir")
 $make -s install "${vars[@]}" >/dev/null
 
 expect_file() { # PATH MODE
