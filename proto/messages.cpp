@@ -84,6 +84,10 @@ json PlaceReply::to_json() const {
               {"predicted_slowdown", predicted_slowdown},
               {"reused", reused}};
     if (!durability.empty()) j[kDurability] = durability;
+    if (phase_offset_s && phase_period_s) {
+        j["phase_offset_s"] = *phase_offset_s;
+        j["phase_period_s"] = *phase_period_s;
+    }
     return j;
 }
 
@@ -95,6 +99,10 @@ PlaceReply PlaceReply::from_json(const json& reply) {
     r.predicted_slowdown = get_number_or(reply, "predicted_slowdown", 1.0, 0.0, 1e6);
     r.reused = get_bool_or(reply, "reused", false);
     r.durability = get_enum_or(reply, kDurability, {kStored, kQueued}, "");
+    if (reply.contains("phase_period_s")) {
+        r.phase_period_s = get_number_or(reply, "phase_period_s", 0.0, 0.0, 3600.0);
+        r.phase_offset_s = get_number_or(reply, "phase_offset_s", 0.0, 0.0, 3600.0);
+    }
     return r;
 }
 

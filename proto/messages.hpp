@@ -66,6 +66,10 @@ struct PlaceReply {
     double predicted_slowdown = 1.0;
     bool reused = false;     // an earlier decision for the same job and node
     std::string durability;  // stored | queued | empty: nothing written (reused) or an older colocd
+    // The job's slot for its communication bursts on a shared link (model/phase_offset.hpp): the
+    // iteration offset on the wall-clock grid and the period it assumes; unset when none.
+    std::optional<double> phase_offset_s;
+    std::optional<double> phase_period_s;
 
     json to_json() const;
     static PlaceReply from_json(const json& reply);

@@ -366,6 +366,10 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
                 });
                 Outcome o = outcome_for(used, facts);
                 o.report_started = used.decision == fresh.decision && fresh.decision > 0;
+                if (o.report_started) {
+                    o.phase_offset_s = reply.phase_offset_s;
+                    o.phase_period_s = reply.phase_period_s;
+                }
                 if (o.report_started && o.gpus.empty()) o.gpus = used.gpus;
                 log_once(services, who(facts), notes);
                 return o;

@@ -35,6 +35,8 @@ struct Outcome {
     std::vector<int> gpus;        // physical GPUs, for the `started` report
     std::int64_t decision = 0;
     bool report_started = false;  // this step got its decision from colocd just now
+    // COLOC_PHASE_OFFSET_S / COLOC_PHASE_PERIOD_S: the job's burst slot from colocd's reply.
+    std::optional<double> phase_offset_s, phase_period_s;
 };
 
 // The outside world, replaceable in tests. lookup_slots and call run in a forked child.
