@@ -30,6 +30,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -177,7 +178,10 @@ double solo(Setup& s, double compute_s, double burst_s) {
     const auto key = std::make_pair(std::lround(compute_s * 1e6), std::lround(burst_s * 1e6));
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
-    return cache[key] = run_jobs(s, {{compute_s, burst_s, 0, std::nullopt}}, s.seconds)[0];
+    std::vector<double> runs;  // the median of three: one run disturbed by other load does not count
+    for (int r = 0; r < 3; ++r) runs.push_back(run_jobs(s, {{compute_s, burst_s, 0, std::nullopt}}, s.seconds)[0]);
+    std::sort(runs.begin(), runs.end());
+    return cache[key] = runs[1];
 }
 
 void try_realtime() {
@@ -262,11 +266,19 @@ int main(int argc, char** argv) {
                     JobSpec j{Ti - b, b, 0, std::nullopt};
                     if (std::string(regime) == "interleaved") j.start_delay_s = T * i / k;
                     jobs.push_back(j);
-                    bursts.push_back({solo(s, j.compute_s, b), b});
+                    // Measured alone once per share; drifting jobs' periods in their nominal ratio, so
+                    // that noise in a measurement cannot make periods 3 % apart look equal.
+                    bursts.push_back({solo(s, T - b, b) * Ti / T, b});
                 }
                 // Drifting: at least two beats of the first two jobs (1 / 0.03 iterations each).
                 const double secs = drifting ? std::max(s.seconds, 2.2 * T * (1 + (k - 1) * share) / 0.03) : s.seconds;
-                const auto means = run_jobs(s, jobs, secs, drifting ? 0.03 : 0);
+                // Two jobs (the targets): the median of three runs by their mean, so that one run
+                // disturbed by other load on the machine does not decide.
+                std::vector<std::vector<double>> runs;
+                for (int r = 0; r < (k == 2 ? 3 : 1); ++r) runs.push_back(run_jobs(s, jobs, secs, drifting ? 0.03 : 0));
+                auto total = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+                std::sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) { return total(a) < total(b); });
+                const auto means = runs[runs.size() / 2];
                 Cell c;
                 std::vector<LinkJob> link_jobs;
                 for (int i = 0; i < k; ++i) {

@@ -40,6 +40,12 @@ std::vector<double> composed_link_extra(std::span<const LinkJob> jobs) {
         }
         if (change < 1e-9) break;
     }
+    // The link carries at most its rate: with more burst time per period than a period holds,
+    // every job slows at least until its neighbours' bursts and its own fit into its period.
+    double duty = 0;
+    for (const auto& j : jobs) duty += j.burst.duty();
+    for (std::size_t i = 0; i < n; ++i)
+        if (jobs[i].burst.burst_s > 0) extra[i] = std::max(extra[i], (duty - 1) * jobs[i].burst.period_s);
     return extra;
 }
 

@@ -5,7 +5,8 @@
 // pair's expected overlap uses the neighbour's burst as stretched by everyone but the job itself
 // and its period as stretched, solved as a fixed point; with two jobs this is the pairwise form
 // with the neighbour's stretched period. Same-period pairs keep their pairwise term (in step, or
-// at a known offset). bench/phase measures both against emulated jobs.
+// at a known offset). Whatever the phases, a job is slowed at least until all the bursts fit
+// into its period (the link's capacity). bench/phase measures both against emulated jobs.
 #pragma once
 
 #include <optional>

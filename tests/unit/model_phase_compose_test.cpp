@@ -32,3 +32,8 @@ TEST_CASE("composed link term: two drifting jobs stay near the pairwise form") {
     const auto extra = composed_link_extra(jobs);
     CHECK(extra[0] == doctest::Approx(link_extra(jobs[0].burst, jobs[1].burst, {})).epsilon(0.05));
 }
+
+TEST_CASE("composed link term: bursts that do not fit into a period together slow every job to the link's capacity") {
+    const std::vector<LinkJob> jobs{{{1.0, 0.5}, 0.0}, {{1.0, 0.5}, 0.25}, {{1.0, 0.5}, 0.5}, {{1.0, 0.5}, 0.75}};
+    for (double e : composed_link_extra(jobs)) CHECK(e >= 1.0 - 1e-12);  // 4 x 0.5 of the link: 2 periods
+}
