@@ -7,8 +7,9 @@
 //   burst    moves --burst-ms worth of bytes at the link's full rate through coloc-link, which
 //            shares its rate fairly among the bursts in progress.
 // It prints "iter I SECONDS START" per iteration (SECONDS from the previous iteration's end, START
-// on CLOCK_MONOTONIC) and reports each through libcoloc_report
-// (coloc_report(3)); with COLOC_PHASE_ALIGN=1 it keeps the phase colocd chose (coloc_report_align).
+// on CLOCK_MONOTONIC) and at the end "mean SECONDS COUNT"; it reports each iteration through
+// libcoloc_report (coloc_report(3)); with COLOC_PHASE_ALIGN=1 it keeps the phase colocd chose
+// (coloc_report_align).
 //
 // Usage: coloc-workload [--compute-ms C] [--host-ms H] [--burst-ms B] [--link HOST:PORT]
 //                       [--iterations N | --seconds S] [--start-at EPOCH_S] [--state-dir DIR]
@@ -215,7 +216,8 @@ int main(int argc, char** argv) {
     if (o.start_at > 0) sleep_s(o.start_at - clock_s(CLOCK_REALTIME));
     const double t_end = clock_s(CLOCK_MONOTONIC) + o.seconds;
     const double period = o.compute_s + o.host_s + o.burst_s;
-    double last_end = 0;
+    double last_end = 0, sum = 0;
+    long count = 0;
     for (long i = 0; o.iterations > 0 ? i < o.iterations : clock_s(CLOCK_MONOTONIC) < t_end; ++i) {
         coloc_report_align(period);
         const double t0 = clock_s(CLOCK_MONOTONIC);
@@ -228,7 +230,10 @@ int main(int argc, char** argv) {
         last_end = end;
         std::printf("iter %ld %.6f %.6f\n", i, dt, t0);
         coloc_report_iteration(dt);
+        sum += dt;
+        ++count;
     }
+    std::printf("mean %.6f %ld\n", count ? sum / double(count) : 0.0, count);
     std::fflush(stdout);
     coloc_report_close();
     return 0;
