@@ -321,8 +321,9 @@ int main(int argc, char** argv) {
         if (worst2[regime] > 0.03) missed.push_back(std::string("model error for two jobs ") + regime);
     }
     std::printf(
-        "(3+ jobs are not a target; interleaved 3+ jobs whose bursts do not fit in a period push one\n"
-        " another out of their offsets, which a static offset term does not follow)\n");
+        "(3+ jobs are not a target. Interleaved 3+ jobs left alone do not hold their offsets: where two\n"
+        " bursts meet, those two jobs slow and the others drift into them, so the set falls towards in\n"
+        " step, which a term for fixed offsets does not follow; held by alignment, below, they stay.)\n");
 
     std::printf("\nin step, with the offsets colocd computes (jobs opt in to alignment)\n");
     std::printf("%4s %6s %9s %9s %9s  %s\n", "jobs", "share", "without", "with", "removed", "offsets (ms)");

@@ -26,9 +26,10 @@ std::vector<double> composed_link_extra(std::span<const LinkJob> jobs) {
                     if (jobs[i].offset_s && jobs[j].offset_s) offset = *jobs[j].offset_s - *jobs[i].offset_s;
                     v = link_extra(a, b, offset);
                 } else {
-                    // j's burst as the others but i stretch it, over j's stretched period.
+                    // The pairwise form with j's burst and period as the others but i stretch them
+                    // (the pairwise form already holds what i and j do to each other).
                     const double burst_j = b.burst_s + extra[j] - e[j][i];
-                    const double period_j = b.period_s + extra[j];
+                    const double period_j = b.period_s + extra[j] - e[j][i];
                     v = a.burst_s * std::min(1.0, burst_j / period_j);
                 }
                 change = std::max(change, std::abs(v - e[i][j]));

@@ -21,10 +21,10 @@ struct PhasedBurst {
     double offset_s = 0;  // the neighbour's iteration slot on the grid
 };
 
-// Share of the period kept clear on each side of a new burst where the gap allows: the timing
-// jitter of iterations held to the grid (the client waits at most a tenth of a period per
-// iteration and runs 2 % slack).
-inline constexpr double kPhaseGuardShare = 0.05;
+// Share of the period kept clear on each side of a new burst where the gap allows: how far from
+// its slot the client lets a job start before it steps in (it waits at most a tenth of a period
+// per iteration, client/phase_align.hpp).
+inline constexpr double kPhaseGuardShare = 0.1;
 
 // The iteration offset in [0, T) for `job` among `neighbours` on one link. With room, its burst
 // goes into the tightest free gap that holds it with a guard on each side (keeping wider gaps for
