@@ -55,29 +55,18 @@ double interleave_offset(const Burst& job, std::span<const PhasedBurst> neighbou
     }
     if (origin + T > reach) gaps.emplace_back(reach, origin + T - reach);
 
-    // Candidates in each gap that holds the burst: a guard after the gap's start, a guard before
-    // its end, and its middle. Best: the most bursts of this size that still fit afterwards (room
-    // for later jobs), then the widest clearance on the nearer side (room for timing jitter).
     const double guard = kPhaseGuardShare * T;
+    auto tightest = [&](double need) -> const std::pair<double, double>* {
+        const std::pair<double, double>* best = nullptr;
+        for (const auto& g : gaps)
+            if (g.second >= need && (!best || g.second < best->second)) best = &g;
+        return best;
+    };
     std::optional<double> start;
-    double best_fit = -1, best_clear = -1;
-    for (std::size_t g = 0; g < gaps.size(); ++g) {
-        const auto [g0, L] = gaps[g];
-        if (L < b) continue;
-        const double pad = std::min(guard, (L - b) / 2);
-        for (double s : {g0 + pad, g0 + L - b - pad, g0 + (L - b) / 2}) {
-            const double before = s - g0, after = g0 + L - (s + b);
-            double fit = std::floor(before / b + 1e-9) + std::floor(after / b + 1e-9);
-            for (std::size_t h = 0; h < gaps.size(); ++h)
-                if (h != g) fit += std::floor(gaps[h].second / b + 1e-9);
-            const double clear = std::min(before, after);
-            if (fit > best_fit || (fit == best_fit && clear > best_clear + 1e-12)) {
-                best_fit = fit;
-                best_clear = clear;
-                start = s;
-            }
-        }
-    }
+    if (const auto* g = tightest(b + 2 * guard))
+        start = g->first + guard;
+    else if (const auto* g2 = tightest(b))
+        start = g2->first + (g2->second - b) / 2;
     auto to_offset = [&](double s) { return wrap(s - (T - b), T); };
     if (start) return to_offset(*start);
 

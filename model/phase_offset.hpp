@@ -27,10 +27,9 @@ struct PhasedBurst {
 inline constexpr double kPhaseGuardShare = 0.1;
 
 // The iteration offset in [0, T) for `job` among `neighbours` on one link. With room, its burst
-// goes into a free gap: a guard from either end of the gap or in its middle, whichever leaves
-// room for the most further bursts of its size (later jobs), then the widest clearance to its
-// neighbours (timing jitter); with no room, where it overlaps the others least. 0 when no
-// neighbour has the same period.
+// goes into the tightest free gap that holds it with a guard on each side (keeping wider gaps for
+// later jobs), else centred in the tightest gap that holds it at all; with no room, where it
+// overlaps the others least. 0 when no neighbour has the same period.
 double interleave_offset(const Burst& job, std::span<const PhasedBurst> neighbours);
 
 // Extra time per iteration of `job` (seconds) from same-period neighbours at their offsets when
