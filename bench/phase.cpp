@@ -55,6 +55,13 @@ struct Setup {
     int run_id = 0;
 };
 
+pid_t g_link = 0;  // coloc-link, stopped on every way out
+
+[[noreturn]] void give_up() {
+    if (g_link > 0) kill(g_link, SIGTERM);
+    std::exit(1);
+}
+
 double wall_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env,
@@ -132,7 +139,7 @@ std::vector<double> run_jobs(Setup& s, const std::vector<JobSpec>& jobs, double 
         waitpid(p, &st, 0);
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
             std::fprintf(stderr, "bench/phase: a coloc-workload failed (see %s)\n", s.dir.c_str());
-            std::exit(1);
+            give_up();
         }
     }
     std::vector<std::vector<Iteration>> its;
@@ -143,7 +150,7 @@ std::vector<double> run_jobs(Setup& s, const std::vector<JobSpec>& jobs, double 
         const auto& v = its.back();
         if (v.size() < kWarmup + 3) {
             std::fprintf(stderr, "bench/phase: %s has too few iterations\n", o.c_str());
-            std::exit(1);
+            give_up();
         }
         from = std::max(from, v[kWarmup].start);
         to = std::min(to, v.back().start);
@@ -227,7 +234,7 @@ int main(int argc, char** argv) {
     s.dir = tmpl;
     try_realtime();
     const double rate = 20e6;
-    const pid_t link = spawn(
+    const pid_t link = g_link = spawn(
         {s.build + "/tests/coloc-link", "--rate", std::to_string(long(rate)), "--port-file", (s.dir / "port").string()},
         {}, s.dir / "link.out");
     for (int i = 0; i < 50 && !s.port; ++i) {
@@ -237,7 +244,7 @@ int main(int argc, char** argv) {
     }
     if (!s.port) {
         std::fprintf(stderr, "bench/phase: coloc-link did not start\n");
-        return 1;
+        give_up();
     }
     const double T = s.period_s;
     std::vector<double> shares = quick ? std::vector<double>{0.2, 0.4} : std::vector<double>{0.1, 0.2, 0.3, 0.4, 0.5};
