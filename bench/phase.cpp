@@ -347,12 +347,19 @@ int main(int argc, char** argv) {
                 jobs.push_back({T - b, b, 0, o});
                 offsets += (i ? " " : "") + std::to_string(std::lround(o * 1000));
             }
-            const auto means = run_jobs(s, jobs, s.seconds);
-            double with = 0;
-            for (int i = 0; i < k; ++i) with += means[i] / solo(s, T - b, b) / k;
+            const bool fits = k * share <= 1 + 1e-9;
+            // Where the target applies, the median of three runs (one disturbed run does not decide).
+            std::vector<double> withs;
+            for (int r = 0; r < (fits ? 3 : 1); ++r) {
+                const auto means = run_jobs(s, jobs, s.seconds);
+                double w = 0;
+                for (int i = 0; i < k; ++i) w += means[i] / solo(s, T - b, b) / k;
+                withs.push_back(w);
+            }
+            std::sort(withs.begin(), withs.end());
+            const double with = withs[withs.size() / 2];
             const double without = in_step[{k, share}];
             const double removed = without > 1 ? (without - with) / (without - 1) : 0;
-            const bool fits = k * share <= 1 + 1e-9;
             std::printf("%4d %6.2f %9.3f %9.3f %8.0f%%  %s%s\n", k, share, without, with, removed * 100,
                         offsets.c_str(), fits ? "" : "  (bursts do not fit in one period)");
             if (fits && removed < 0.8)
