@@ -98,6 +98,7 @@ struct JobSpec {
     double compute_s = 0, burst_s = 0;
     double start_delay_s = 0;
     std::optional<double> phase_offset_s;  // opt in to alignment at this offset
+    double phase_period_s = 0;             // the period colocd would assume: measured alone
 };
 
 // Mean iteration time of each job over the window in which all of them ran (after warm-up).
@@ -128,7 +129,7 @@ std::vector<double> run_jobs(Setup& s, const std::vector<JobSpec>& jobs, double 
         if (j.phase_offset_s) {
             std::snprintf(buf, sizeof buf, "%.6f", *j.phase_offset_s);
             env.insert(env.end(), {{"COLOC_PHASE_ALIGN", "1"}, {"COLOC_PHASE_OFFSET_S", buf}});
-            std::snprintf(buf, sizeof buf, "%.6f", j.compute_s + j.burst_s);
+            std::snprintf(buf, sizeof buf, "%.6f", j.phase_period_s);
             env.emplace_back("COLOC_PHASE_PERIOD_S", buf);
         }
         outs.push_back(s.dir / ("run" + std::to_string(s.run_id++) + ".out"));
@@ -337,14 +338,16 @@ int main(int argc, char** argv) {
     for (int k : counts)
         for (double share : shares) {
             const double b = share * T;
-            const Burst burst{T, b};
+            // The period colocd knows is the one observed: the job's iteration time alone, with
+            // whatever this machine adds to each iteration (a grid shorter than that never holds).
+            const Burst burst{solo(s, T - b, b), b};
             std::vector<PhasedBurst> placed;
             std::vector<JobSpec> jobs;
             std::string offsets;
             for (int i = 0; i < k; ++i) {
                 const double o = interleave_offset(burst, placed);
                 placed.push_back({burst, o});
-                jobs.push_back({T - b, b, 0, o});
+                jobs.push_back({T - b, b, 0, o, burst.period_s});
                 offsets += (i ? " " : "") + std::to_string(std::lround(o * 1000));
             }
             const bool fits = k * share <= 1 + 1e-9;
