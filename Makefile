@@ -173,6 +173,7 @@ check: deps
 	$(MAKE) san-test
 	$(MAKE) unit-test
 	$(MAKE) client-test
+	$(MAKE) workload-test
 	$(MAKE) fuzz-check
 	$(MAKE) integration-test
 	$(MAKE) san-integration-test
@@ -208,3 +209,5 @@ clean:
 include mk/install.mk
 # fuzz, fuzz-check (libFuzzer targets in tests/fuzz/)
 include mk/fuzz.mk
+# the emulated training job and its link (tests/workload/), workload-test
+include mk/workload.mk

@@ -17,6 +17,13 @@
  *   COLOC_REPORT_TIMEOUT_MS   how long the sending thread waits for colocd, default 500
  *   COLOC_MUNGE_SOCKET        munged's socket, default munge's own
  *
+ * Phase alignment (coloc_report_align) is separate from reporting and needs only:
+ *   COLOC_PHASE_ALIGN         "1": the job opts in
+ *   COLOC_PHASE_OFFSET_S      the job's slot within its period on the wall clock (set by
+ *                             spank_coloc.so from colocd's reply; default 0)
+ *   COLOC_PHASE_PERIOD_S      the period colocd assumed (set with the offset); else the call's
+ *   COLOC_PHASE_MAX_SLEEP     longest wait at one iteration boundary, share of a period (0.1)
+ *
  * See coloc_report(3). */
 #ifndef COLOC_REPORT_H
 #define COLOC_REPORT_H
@@ -39,6 +46,15 @@ void coloc_report_flush(void);
 
 /* Sends what is left, waits for that send (at most COLOC_REPORT_TIMEOUT_MS) and stops. */
 void coloc_report_close(void);
+
+/* Call at the start of each iteration. When the job opted in (COLOC_PHASE_ALIGN=1), iterations
+ * start on a grid of the wall clock: slots at COLOC_PHASE_OFFSET_S + k * period (seconds since the
+ * epoch; the period stretched by 2 %), so that jobs whose communication bursts share a link stay
+ * interleaved. The first call sleeps until the first slot; later calls sleep until the
+ * iteration's slot when it is near, at most COLOC_PHASE_MAX_SLEEP of a period, and never when
+ * late. `period_s`: the job's iteration period alone, used when COLOC_PHASE_PERIOD_S is unset.
+ * Returns the seconds slept (0 when not opted in). */
+double coloc_report_align(double period_s);
 
 #ifdef __cplusplus
 }

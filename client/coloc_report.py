@@ -20,6 +20,10 @@ The same environment as libcoloc_report (coloc_report(3)): SLURM_JOB_ID and COLO
 (required), COLOC_ENDPOINT, SLURMD_NODENAME, COLOC_REPORT=0, COLOC_REPORT_INTERVAL_S,
 COLOC_REPORT_TIMEOUT_MS, COLOC_MUNGE_SOCKET.
 
+``align(period_s)`` at the start of each iteration keeps the phase slot colocd gave the job when
+it opts in (COLOC_PHASE_ALIGN=1; COLOC_PHASE_OFFSET_S, COLOC_PHASE_PERIOD_S, COLOC_PHASE_MAX_SLEEP),
+as coloc_report_align() does (coloc_report(3)).
+
 Only the standard library: ZeroMQ's wire protocol (ZMTP 3.0, NULL mechanism, as a REQ peer) is
 spoken here over the ipc:// or tcp:// endpoint, one connection per report.
 """
@@ -36,7 +40,8 @@ import sys
 import threading
 import time
 
-__all__ = ["init", "iteration", "flush", "close", "Reporter", "Settings", "settings_from_env", "call"]
+__all__ = ["init", "iteration", "flush", "close", "align", "PhaseAligner", "Reporter", "Settings", "settings_from_env",
+           "call"]
 
 DEFAULT_ENDPOINT = "ipc:///run/coloc/colocd.sock"
 _SCHEME = "coloc2:"  # proto/auth.cpp: the credential's payload is this and the body's SHA-256
@@ -396,3 +401,64 @@ def close():
 
 
 atexit.register(close)  # what is summed at exit still goes, as with the C library
+
+
+class PhaseAligner:
+    """Iterations on a wall-clock grid: slots at offset_s + k * period_s * (1 + slack) seconds since
+    the epoch (client/phase_align.hpp). The first iteration waits for its slot; later ones sleep only
+    when a little early, at most max_share of a period, and never when late."""
+
+    def __init__(self, offset_s, period_s, max_share=0.1, slack=0.02):
+        self.offset_s, self.period_s, self.max_share, self.slack = offset_s, period_s, max_share, slack
+        self.started = False
+
+    def wait_before_iteration(self, now_s):
+        grid = self.period_s * (1 + self.slack)
+        if grid <= 0:
+            return 0.0
+        late = math.fmod(now_s - self.offset_s, grid)
+        if late < 0:
+            late += grid
+        early = grid - late
+        if not self.started:
+            self.started = True
+            return 0.0 if late == 0 else early
+        if late < early:
+            return 0.0
+        return min(early, self.max_share * grid)
+
+
+def _aligner_from_env(period_s, env=None):
+    env = os.environ if env is None else env
+    if env.get("COLOC_PHASE_ALIGN") != "1":
+        return None
+    offset = _number(env.get("COLOC_PHASE_OFFSET_S") or "0", 0, 3600)
+    period = _number(env.get("COLOC_PHASE_PERIOD_S") or "0", 0, 3600)
+    share = _number(env.get("COLOC_PHASE_MAX_SLEEP") or "0.1", 0, 1)
+    if offset is None or period is None or share is None:
+        _to_stderr("coloc: iterations are not phase-aligned: a COLOC_PHASE_* setting is not a number in range")
+        return None
+    return PhaseAligner(offset, period if period > 0 else period_s, share)
+
+
+_aligner = None
+_aligner_read = False
+
+
+def align(period_s=0.0):
+    """Sleeps until this iteration's phase slot when the job opted in; returns the seconds slept."""
+    global _aligner, _aligner_read
+    try:
+        with _lock:
+            if not _aligner_read:
+                _aligner_read = True
+                _aligner = _aligner_from_env(period_s)
+            a = _aligner
+        if a is None:
+            return 0.0
+        wait = a.wait_before_iteration(time.time())
+        if wait > 0:
+            time.sleep(wait)
+        return wait
+    except Exception:
+        return 0.0

@@ -87,6 +87,10 @@ json PlaceReply::to_json() const {
               {"reused", reused}};
     if (!durability.empty()) j[kDurability] = durability;
     if (slots >= 0) j["slots"] = slots;
+    if (phase_offset_s && phase_period_s) {
+        j["phase_offset_s"] = *phase_offset_s;
+        j["phase_period_s"] = *phase_period_s;
+    }
     return j;
 }
 
@@ -99,6 +103,10 @@ PlaceReply PlaceReply::from_json(const json& reply) {
     r.reused = get_bool_or(reply, "reused", false);
     r.durability = get_enum_or(reply, kDurability, {kStored, kQueued}, "");
     r.slots = static_cast<int>(get_int_or(reply, "slots", -1, -1, kMaxGpuIndex + 1));
+    if (reply.contains("phase_period_s")) {
+        r.phase_period_s = get_number_or(reply, "phase_period_s", 0.0, 0.0, 3600.0);
+        r.phase_offset_s = get_number_or(reply, "phase_offset_s", 0.0, 0.0, 3600.0);
+    }
     return r;
 }
 

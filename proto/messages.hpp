@@ -72,6 +72,10 @@ struct PlaceReply {
     // The bind slots colocd read from Slurm for a request that named `slots_gres`; 0 = the job
     // holds none here (nothing placed, decision 0); -1 = not read (absent on the wire).
     int slots = -1;
+    // The job's slot for its communication bursts on a shared link (model/phase_offset.hpp): the
+    // iteration offset on the wall-clock grid and the period it assumes; unset when none.
+    std::optional<double> phase_offset_s;
+    std::optional<double> phase_period_s;
 
     json to_json() const;
     static PlaceReply from_json(const json& reply);

@@ -1,5 +1,6 @@
 #include "spank/job_env.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -65,6 +66,15 @@ std::string apply_outcome(spank_t sp, const Outcome& outcome, const std::string&
     if (!outcome.decision_label.empty() &&
         spank_setenv(sp, "COLOC_DECISION", outcome.decision_label.c_str(), 1) != ESPANK_SUCCESS)
         errors += std::string(errors.empty() ? "" : "; ") + "cannot set COLOC_DECISION";
+    // The job's slot for its communication bursts (coloc_report_align keeps to it when asked).
+    if (!outcome.decision_label.empty() && outcome.phase_offset_s && outcome.phase_period_s) {
+        char offset[32], period[32];
+        std::snprintf(offset, sizeof offset, "%.6f", *outcome.phase_offset_s);
+        std::snprintf(period, sizeof period, "%.6f", *outcome.phase_period_s);
+        if (spank_setenv(sp, "COLOC_PHASE_OFFSET_S", offset, 1) != ESPANK_SUCCESS ||
+            spank_setenv(sp, "COLOC_PHASE_PERIOD_S", period, 1) != ESPANK_SUCCESS)
+            errors += std::string(errors.empty() ? "" : "; ") + "cannot set COLOC_PHASE_OFFSET_S";
+    }
     // Where the job's own reports (libcoloc_report, coloc_report.py) go.
     if (!outcome.decision_label.empty() && spank_setenv(sp, "COLOC_ENDPOINT", endpoint.c_str(), 1) != ESPANK_SUCCESS)
         errors += std::string(errors.empty() ? "" : "; ") + "cannot set COLOC_ENDPOINT";

@@ -365,6 +365,10 @@ Outcome place(const PluginConfig& config, const UserOptions& options, const JobF
             times.record_ms = ms_since(t_record);
             Outcome o = outcome_for(used, facts);
             o.report_started = used.decision == fresh.decision && fresh.decision > 0;
+            if (o.report_started) {
+                o.phase_offset_s = reply.phase_offset_s;
+                o.phase_period_s = reply.phase_period_s;
+            }
             if (o.report_started && o.gpus.empty()) o.gpus = used.gpus;
             log_once(services, who(facts), notes);
             return o;

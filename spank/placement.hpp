@@ -48,6 +48,8 @@ struct Outcome {
     std::int64_t decision = 0;
     bool report_started = false;  // this step got its decision from colocd just now
     StageTimes times;
+    // COLOC_PHASE_OFFSET_S / COLOC_PHASE_PERIOD_S: the job's burst slot from colocd's reply.
+    std::optional<double> phase_offset_s, phase_period_s;
 };
 
 // The outside world, replaceable in tests. lookup_slots runs in a forked child, killed at its

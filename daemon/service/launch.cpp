@@ -68,7 +68,9 @@ std::optional<json> Service::earlier_decision(const Placing& p) {
             ++counters_.reused;
             proto::PlaceReply reply{row.decision, proto::parse_mode(row.mode).value_or(GpuMode::Narrow),
                                     row.gpus,     row.predicted_slowdown,
-                                    true,         ""};
+                                    true,         "",
+                                    {},           {}};
+            attach_phase_slot(reply, p.r);
             return reply.to_json();
         }
     return std::nullopt;
@@ -162,7 +164,8 @@ json Service::record_on_node(const Placing& p, const NodeChoice& choice) {
     log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" + row.mode +
              ", decision " + std::to_string(row.decision) + ", predicted slowdown " +
              std::to_string(row.predicted_slowdown) + ")");
-    proto::PlaceReply reply{row.decision, p.mode, gpus, row.predicted_slowdown, false, ""};
+    proto::PlaceReply reply{row.decision, p.mode, gpus, row.predicted_slowdown, false, "", {}, {}};
+    attach_phase_slot(reply, r);
     return reply.to_json();
 }
 

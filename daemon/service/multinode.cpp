@@ -141,7 +141,8 @@ std::optional<json> Service::record_whole_job(const proto::PlaceRequest& r, cons
         }
         store_.record_placement(job, row, opened);
         record_steering_advice(row.decision, r.job_id, name, profile);
-        if (name == r.node) mine = proto::PlaceReply{row.decision, mode, row.gpus, row.predicted_slowdown, false, ""};
+        if (name == r.node)
+            mine = proto::PlaceReply{row.decision, mode, row.gpus, row.predicted_slowdown, false, "", {}, {}};
         log_info("job " + std::to_string(r.job_id) + " on " + name + ": GPUs " + proto::gpu_list(p.gpus) + " (" +
                  row.mode + ", one placement over " + std::to_string(request.nodes) + " nodes" + note + ", decision " +
                  std::to_string(row.decision) + ", predicted slowdown " + std::to_string(row.predicted_slowdown) + ")");
@@ -157,6 +158,7 @@ std::optional<json> Service::record_whole_job(const proto::PlaceRequest& r, cons
     ++counters_.placements;
     metrics_.predicted_slowdown.observe(chosen.job_slowdown);
     if (!mine) return std::nullopt;  // cannot happen: the asking node is one of the job's
+    attach_phase_slot(*mine, r);
     return mine->to_json();
 }
 

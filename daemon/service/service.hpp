@@ -212,6 +212,8 @@ private:
     void occupy(std::int64_t job_id, const std::string& profile, int node, const std::vector<int>& gpus,
                 bool enforce_slots, std::int64_t since);
     void release(std::int64_t job_id, int node);
+    // The job's phase slot on its shared links, chosen at its first placement (phase_slots.cpp).
+    void attach_phase_slot(proto::PlaceReply& reply, const proto::PlaceRequest& r);
     // Per-job visibility (data, not a role): admins see every job, users their own.
     bool visible_to(std::int64_t job_uid, const proto::Identity& who) const;
 
@@ -222,6 +224,11 @@ private:
     std::unique_ptr<model::InterferenceModel> model_;
     place::ColocPolicy policy_;
     place::ClusterState cluster_;
+    struct PhaseSlot {
+        double offset_s = 0, period_s = 0, burst_s = 0;
+        std::vector<int> links;  // topology links of the job's nodes
+    };
+    std::map<std::int64_t, PhaseSlot> phase_slots_;  // running jobs with bursts on a link
     Counters counters_;
     MetricsSnapshot metrics_;  // histograms and refusals by code; counters are copied in on read
     std::int64_t started_at_ = 0;

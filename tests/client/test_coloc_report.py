@@ -171,3 +171,23 @@ class RoundTrip(Scratch):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Phase(unittest.TestCase):
+    """align(): the same slots as the C library's coloc_report_align (client/phase_align.hpp)."""
+
+    def test_first_iteration_waits_for_its_slot(self):
+        a = coloc_report.PhaseAligner(0.25, 1.0, 0.1, 0.0)
+        self.assertAlmostEqual(a.wait_before_iteration(100.5), 0.75)
+
+    def test_later_iterations_wait_only_when_a_little_early(self):
+        a = coloc_report.PhaseAligner(0.0, 1.0, 0.1, 0.0)
+        self.assertEqual(a.wait_before_iteration(10.0), 0.0)
+        self.assertAlmostEqual(a.wait_before_iteration(10.95), 0.05)
+        self.assertAlmostEqual(a.wait_before_iteration(11.6), 0.1)
+        self.assertEqual(a.wait_before_iteration(12.2), 0.0)
+
+    def test_opt_in_only(self):
+        self.assertIsNone(coloc_report._aligner_from_env(1.0, {}))
+        a = coloc_report._aligner_from_env(1.0, {"COLOC_PHASE_ALIGN": "1", "COLOC_PHASE_OFFSET_S": "0.5"})
+        self.assertEqual((a.offset_s, a.period_s), (0.5, 1.0))
