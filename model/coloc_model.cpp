@@ -85,34 +85,10 @@ void ColocModel::rebuild() {
         const int j = it->add_job(b->name, solo_features(*b, m.gpu_type));
         it->set_speed(i, j, m.speed);
     }
-    table_ = -1;
-    for (std::size_t t = 0; t < tables_.size(); ++t)
-        if (tables_[t].gpu_type() == params_.gpu_type) table_ = static_cast<int>(t);
-
     cache_size_ = 0;
     serials_.clear();
     for (const JobProfile& p : catalogue_.profiles()) serials_.push_back(p.serial);
-    queries_.clear();
-    for (const JobProfile& p : catalogue_.profiles()) queries_.push_back(query(p));
-    const int n = catalogue_.size();
-    gpu_cache_.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 1.0);
-    for (int a = 0; a < n; ++a)
-        for (int b = 0; b < n; ++b)
-            gpu_cache_[static_cast<std::size_t>(a * n + b)] = gpu_speed_uncached(catalogue_.at(a), catalogue_.at(b));
-    cache_size_ = n;
-}
-
-const ReferenceTable* ColocModel::reference() const {
-    return table_ >= 0 ? &tables_[static_cast<std::size_t>(table_)] : nullptr;
-}
-
-GpuQuery ColocModel::query(const JobProfile& p) const {
-    if (cached(p) && static_cast<std::size_t>(p.id) < queries_.size()) return queries_[static_cast<std::size_t>(p.id)];
-    GpuQuery q;
-    q.profile = &p;
-    q.features = solo_features(p, params_.gpu_type);
-    if (const ReferenceTable* t = reference()) q.ref = t->index_of(p.name);
-    return q;
+    rebuild_hardware();
 }
 
 // A profile is served from the caches only if it is the catalogue's profile of that id: the
@@ -126,48 +102,13 @@ bool ColocModel::cached(const JobProfile& p) const {
     return &mine == &p || mine.name == p.name;
 }
 
-double ColocModel::gpu_speed_uncached(const JobProfile& a, const JobProfile& b) const {
-    static const ReferenceTable empty;
-    const bool same = (a.id >= 0 && a.id == b.id) || a.name == b.name;
-    const ReferenceTable* own = reference();
-    if (own && own->measured_pairs() > 0) {
-        GpuQuery qa = query(a), qb = query(b);
-        qa.profile = &a;
-        qb.profile = &b;
-        return predict_gpu_speed(*own, qa, qb, same, params_.gpu);
-    }
-    // No pair measured on this GPU type: which jobs hurt each other carries over between GPU
-    // types far better than the utilisation prior does (profiles often lack utilisations), so
-    // predict on every other type's table, each in its own type's features, and average.
-    double sum = 0;
-    int tables = 0;
-    for (const ReferenceTable& t : tables_) {
-        if (t.measured_pairs() == 0) continue;
-        const GpuQuery qa{&a, solo_features(a, t.gpu_type()), t.index_of(a.name)};
-        const GpuQuery qb{&b, solo_features(b, t.gpu_type()), t.index_of(b.name)};
-        sum += predict_gpu_speed(t, qa, qb, same, params_.gpu);
-        ++tables;
-    }
-    if (tables > 0) return sum / tables;
-    GpuQuery qa = query(a), qb = query(b);
-    qa.profile = &a;
-    qb.profile = &b;
-    return predict_gpu_speed(empty, qa, qb, same, params_.gpu);
-}
-
-double ColocModel::gpu_speed(const JobProfile& a, const JobProfile& b) const {
-    if (a.id < cache_size_ && b.id < cache_size_ && cached(a) && cached(b))
-        return gpu_cache_[static_cast<std::size_t>(a.id * cache_size_ + b.id)];
-    return gpu_speed_uncached(a, b);
-}
-
 double ColocModel::delta(const JobProfile& job, const Neighbour& n, int& term) const {
     const JobProfile& other =
         n.profile ? *n.profile : (catalogue_.size() ? catalogue_.default_profile() : builtin_default());
     term = term_of(n.where);
     switch (n.where) {
         case Sharing::Gpu:
-            return 1.0 / gpu_speed(job, other) - 1.0;
+            return 1.0 / gpu_speed(job, other, n.hardware) - 1.0;
         case Sharing::Link:
             return link_delta(link_burst(job), link_burst(other), n.phase_offset_s);
         default:

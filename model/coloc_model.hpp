@@ -15,7 +15,8 @@
 // learned is in params_json().
 //
 // Hot path: slowdown() allocates nothing. Same-GPU speeds between catalogue profiles are
-// precomputed (per profile-id pair) for the configured GPU type.
+// precomputed (per profile-id pair) for each kind of GPU hardware (model/hardware.hpp): a Gpu
+// neighbour's `hardware` says on which kind of GPU the two jobs meet.
 #pragma once
 
 #include <array>
@@ -28,6 +29,7 @@
 
 #include "model/catalogue.hpp"
 #include "model/gpu_share.hpp"
+#include "model/hardware.hpp"
 #include "model/learner.hpp"
 #include "model/model.hpp"
 #include "model/node_share.hpp"
@@ -66,9 +68,18 @@ public:
     DelaySum delays(const JobProfile& job, std::span<const Neighbour> neighbours) const;
 
     Contributions contributions(const JobProfile& job, std::span<const Neighbour> neighbours) const;
-    // Speed of `job` relative to solo beside `neighbour` on one GPU of the configured type,
-    // before calibration and residuals.
-    double gpu_speed(const JobProfile& job, const JobProfile& neighbour) const;
+    // Speed of `job` relative to solo beside `neighbour` on one GPU of hardware index
+    // `hardware` (0: the first), before calibration and residuals.
+    double gpu_speed(const JobProfile& job, const JobProfile& neighbour, int hardware = 0) const;
+
+    // The GPUs per hardware index (Neighbour::hardware: a cluster's node types) and the same-GPU
+    // parameters learned per GPU type (coloc_hardware.cpp). Until set, one kind: params().gpu_type
+    // with params().gpu's memory. An index beyond the list is the first kind.
+    void set_hardware(std::vector<GpuHardware> hardware, LearnedGpuParams learned = {});
+    std::vector<GpuHardware> hardware() const;  // as used, never empty
+    // "" when same-GPU pairs were measured on `gpu_type`; else one line on what the same-GPU
+    // term falls back to there.
+    std::string gpu_data_note(const std::string& gpu_type) const;
 
     // Learns from one observation: `job` ran `measured_slowdown` times slower than solo with
     // exactly these neighbours.
@@ -86,13 +97,26 @@ public:
     void set_params(const ColocParams& params);  // rebuilds the caches
     const ProfileCatalogue& catalogue() const { return catalogue_; }
     const Calibration& calibration() const { return calibration_; }
-    const ReferenceTable* reference() const;  // table of the configured GPU type, if any
+    const ReferenceTable* reference() const;  // table of the first hardware's GPU type, if any
 
 private:
+    // One kind of GPU hardware: its reference table, its same-GPU parameters (memory included)
+    // and the same-GPU speeds between catalogue profiles on it.
+    struct HardwareView {
+        GpuHardware hw;
+        int table = -1;  // index in tables_, -1 when none
+        GpuShareParams gpu;
+        std::vector<GpuQuery> queries;  // per catalogue id
+        std::vector<double> speeds;     // cache_size_^2
+    };
+
     void rebuild();
-    GpuQuery query(const JobProfile& p) const;
+    void rebuild_hardware();
+    const HardwareView& view(int hardware) const;
+    const ReferenceTable* table_of(const std::string& gpu_type) const;
+    GpuQuery query(const JobProfile& p, const HardwareView& v) const;
     bool cached(const JobProfile& p) const;
-    double gpu_speed_uncached(const JobProfile& a, const JobProfile& b) const;
+    double gpu_speed_uncached(const JobProfile& a, const JobProfile& b, const HardwareView& v) const;
     double delta(const JobProfile& job, const Neighbour& n, int& term) const;
     // Bit index of the job's GPU whose Gpu neighbours slow it most; -1 when they all share one
     // GPU (or there are none), so every neighbour counts.
@@ -102,10 +126,10 @@ private:
     ProfileCatalogue catalogue_;
     ColocParams params_;
     std::vector<ReferenceTable> tables_;
-    int table_ = -1;                      // index in tables_ of params_.gpu_type
+    std::vector<GpuHardware> hardware_;  // as set; empty = params_'s one kind
+    LearnedGpuParams learned_;
+    std::vector<HardwareView> views_;     // per hardware index, never empty after rebuild()
     std::vector<std::uint64_t> serials_;  // per catalogue id: JobProfile::serial
-    std::vector<GpuQuery> queries_;       // per catalogue id
-    std::vector<double> gpu_cache_;       // size^2 same-GPU speeds
     int cache_size_ = 0;
     Calibration calibration_;
     PairResiduals residuals_;

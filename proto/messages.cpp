@@ -84,6 +84,7 @@ json PlaceReply::to_json() const {
               {"predicted_slowdown", predicted_slowdown},
               {"reused", reused}};
     if (!durability.empty()) j[kDurability] = durability;
+    if (profile_unknown) j["profile_unknown"] = true;
     return j;
 }
 
@@ -95,6 +96,7 @@ PlaceReply PlaceReply::from_json(const json& reply) {
     r.predicted_slowdown = get_number_or(reply, "predicted_slowdown", 1.0, 0.0, 1e6);
     r.reused = get_bool_or(reply, "reused", false);
     r.durability = get_enum_or(reply, kDurability, {kStored, kQueued}, "");
+    r.profile_unknown = get_bool_or(reply, "profile_unknown", false);
     return r;
 }
 

@@ -66,6 +66,7 @@ struct PlaceReply {
     double predicted_slowdown = 1.0;
     bool reused = false;     // an earlier decision for the same job and node
     std::string durability;  // stored | queued | empty: nothing written (reused) or an older colocd
+    bool profile_unknown = false;  // the request's profile is not in colocd's catalogue
 
     json to_json() const;
     static PlaceReply from_json(const json& reply);

@@ -367,6 +367,7 @@ Outcome place_step(const PluginConfig& config, const UserOptions& options, const
                 Outcome o = outcome_for(used, facts);
                 o.report_started = used.decision == fresh.decision && fresh.decision > 0;
                 if (o.report_started && o.gpus.empty()) o.gpus = used.gpus;
+                o.profile_unknown = reply.profile_unknown;
                 log_once(services, who(facts), notes);
                 return o;
             }

@@ -35,6 +35,7 @@ struct Outcome {
     std::vector<int> gpus;        // physical GPUs, for the `started` report
     std::int64_t decision = 0;
     bool report_started = false;  // this step got its decision from colocd just now
+    bool profile_unknown = false;  // colocd does not know --coloc-profile: the job runs as the default
 };
 
 // The outside world, replaceable in tests. lookup_slots and call run in a forked child.

@@ -15,6 +15,7 @@ extern "C" {
 #include "spank/placement.hpp"
 #include "spank/plugin_args.hpp"
 #include "spank/spank_api.hpp"
+#include "spank/user_notice.hpp"
 #include "spank/user_options.hpp"
 
 extern "C" {
@@ -147,6 +148,10 @@ void task_init(spank_t sp) {
     if (spank_context() != S_CTX_REMOTE) return;
     std::string err = apply_outcome(sp, plugin().outcome, plugin().config.endpoint);
     if (!err.empty()) log_line("job " + std::to_string(plugin().facts.job_id) + ": " + err);
+    // Once per step, by its first task: the user learns of a mistyped profile where they look.
+    std::uint32_t task = 1;
+    if (plugin().outcome.profile_unknown && spank_get_item(sp, S_TASK_GLOBAL_ID, &task) == ESPANK_SUCCESS && task == 0)
+        tell_user(unknown_profile_line(plugin().options.profile));
 }
 
 void task_post_fork(spank_t sp) {

@@ -36,7 +36,7 @@ GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
 
 }  // namespace
 
-json Service::on_place(const proto::Request& req, const proto::Identity&) {
+json Service::place_step(const proto::Request& req) {
     Placing p = parse_place(req);                               // the request, its node (known), now
     adopt_fallbacks(p);                                         // what the plugin placed alone before
     if (auto earlier = earlier_decision(p)) return *earlier;    // a later step on the same node

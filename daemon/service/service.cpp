@@ -74,6 +74,7 @@ Service::Service(Config config, JobGpusLookup::Query job_gpus)
       cluster_(cfg_.topology),
       started_at_(now_s()),
       job_gpus_(std::move(job_gpus)) {
+    hardware_notes_ = init_hardware();
     load_learned_params();
     recover_running_jobs();
 }
