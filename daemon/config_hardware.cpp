@@ -43,11 +43,11 @@ void read_node_type_gpus(const Reader& r, const YAML::Node& t, const std::string
 
 void read_model_params(const Reader& r, const YAML::Node& params, Config& cfg) {
     if (!params.IsMap()) r.fail(params, "model_params", "expected a mapping of GPU type to a parameters file");
-    const std::vector<std::string> used = model::gpu_types_of(place::gpu_hardware(cfg.topology));
+    const auto& types = cfg.topology.types();
     for (const auto& kv : params) {
         const std::string type = gpu_type_at(r, kv.first, "model_params");
         const std::string key = "model_params." + type;
-        if (std::find(used.begin(), used.end(), type) == used.end())
+        if (std::none_of(types.begin(), types.end(), [&](const place::NodeType& t) { return t.gpu.gpu_type == type; }))
             r.fail(kv.first, key, "no node type has gpu_type '" + type + "'");
         const std::string path = r.str(kv.second, key);
         std::ifstream in;

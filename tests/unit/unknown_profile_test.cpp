@@ -33,7 +33,7 @@ json call(Service& s, json body) {
     return json::parse(s.handle(proto::seal_request(std::move(body), test::munge_socket())));
 }
 
-json place(Service& s, std::int64_t job, const std::string& profile) {
+json place_as(Service& s, std::int64_t job, const std::string& profile) {
     proto::PlaceRequest r;
     r.job_id = job;
     r.job_uid = 1000;
@@ -57,15 +57,15 @@ proto::JobRecord job_of(Service& s, std::int64_t id) {
 TEST_CASE("unknown profile: placed as the default, said in the reply, shown as default (unknown: NAME)") {
     (void)quiet;
     Service s(one_node(test::scratch("unknown-profile.db")));
-    const json r = place(s, 1, "bert-larg");
+    const json r = place_as(s, 1, "bert-larg");
     REQUIRE(r["ok"] == true);
     CHECK(r["profile_unknown"] == true);
     CHECK(proto::PlaceReply::from_json(r).profile_unknown);
     CHECK(s.cluster().find(1)->profile->name == "default");
 
-    const json known = place(s, 2, "default");
+    const json known = place_as(s, 2, "default");
     CHECK_FALSE(known.contains("profile_unknown"));
-    CHECK_FALSE(place(s, 3, "").contains("profile_unknown"));
+    CHECK_FALSE(place_as(s, 3, "").contains("profile_unknown"));
 
     const proto::JobRecord j = job_of(s, 1);
     CHECK(j.profile == "bert-larg");  // the name as typed is kept
@@ -80,7 +80,7 @@ TEST_CASE("unknown profile: placed as the default, said in the reply, shown as d
 
 TEST_CASE("measured slowdown: jobs, history and explain show the latest observation beside the prediction") {
     Service s(one_node(test::scratch("measured.db")));
-    REQUIRE(place(s, 1, "default")["ok"] == true);
+    REQUIRE(place_as(s, 1, "default")["ok"] == true);
     CHECK_FALSE(job_of(s, 1).measured_slowdown);
     const double solo = s.cluster().find(1)->profile->iter_time_s;
     REQUIRE(call(s, {{"op", "observe"}, {"job_id", 1}, {"iter_time_s", solo * 1.5}})["ok"] == true);
