@@ -129,7 +129,7 @@ void add_status_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
             if (!s.contains(k)) continue;
             // Lines of their own (a node type's GPUs, a warning) each get a line.
             const bool lines = k == "gpu_hardware" || k == "warnings";
-            for (const json& v : lines && s[k].is_array() ? s[k] : json::array({s[k]})) {
+            for (const json& v : lines&& s[k].is_array() ? s[k] : json::array({s[k]})) {
                 std::string value = cell(k, v);
                 if (opts.parsable)
                     std::cout << k << "|" << value << "\n";

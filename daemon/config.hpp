@@ -47,7 +47,7 @@ struct Config {
     // fewer GPUs narrow the step to them.
     bool narrow_may_drop_gpus = false;
     std::map<std::string, GpuMode> node_modes;  // per node, from `nodes: mode:`
-    place::Topology topology;  // each node type with its GPUs' type and memory
+    place::Topology topology;                   // each node type with its GPUs' type and memory
     // Parameters learned per GPU type (`model_params:`, colocctl fit --params-out's JSON, read by
     // model::learned_gpu_params), and the files they came from.
     std::map<std::string, nlohmann::json> model_params;

@@ -101,7 +101,8 @@ public:
         } catch (const YAML::Exception&) {
             fail(n, key, "'" + n.as<std::string>() + "' is not a number");
         }
-        if (!(v >= min && v <= max)) fail(n, key, n.as<std::string>() + " is outside " + plain(min) + ".." + plain(max));
+        if (!(v >= min && v <= max))
+            fail(n, key, n.as<std::string>() + " is outside " + plain(min) + ".." + plain(max));
         return v;
     }
 

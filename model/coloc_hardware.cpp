@@ -47,7 +47,8 @@ void ColocModel::rebuild_hardware() {
         v.speeds.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 1.0);
         for (int a = 0; a < n; ++a)
             for (int b = 0; b < n; ++b)
-                v.speeds[static_cast<std::size_t>(a * n + b)] = gpu_speed_uncached(catalogue_.at(a), catalogue_.at(b), v);
+                v.speeds[static_cast<std::size_t>(a * n + b)] =
+                    gpu_speed_uncached(catalogue_.at(a), catalogue_.at(b), v);
     }
     cache_size_ = n;
 }
@@ -64,7 +65,8 @@ const ReferenceTable* ColocModel::reference() const {
 }
 
 GpuQuery ColocModel::query(const JobProfile& p, const HardwareView& v) const {
-    if (cached(p) && static_cast<std::size_t>(p.id) < v.queries.size()) return v.queries[static_cast<std::size_t>(p.id)];
+    if (cached(p) && static_cast<std::size_t>(p.id) < v.queries.size())
+        return v.queries[static_cast<std::size_t>(p.id)];
     GpuQuery q;
     q.profile = &p;
     q.features = solo_features(p, v.hw.gpu_type);

@@ -64,8 +64,8 @@ struct PlaceReply {
     GpuMode mode = GpuMode::Narrow;
     std::vector<int> gpus;
     double predicted_slowdown = 1.0;
-    bool reused = false;     // an earlier decision for the same job and node
-    std::string durability;  // stored | queued | empty: nothing written (reused) or an older colocd
+    bool reused = false;           // an earlier decision for the same job and node
+    std::string durability;        // stored | queued | empty: nothing written (reused) or an older colocd
     bool profile_unknown = false;  // the request's profile is not in colocd's catalogue
 
     json to_json() const;

@@ -34,7 +34,7 @@ struct Outcome {
     std::string decision_label;   // COLOC_DECISION: the decision id, or "local"; empty = unset
     std::vector<int> gpus;        // physical GPUs, for the `started` report
     std::int64_t decision = 0;
-    bool report_started = false;  // this step got its decision from colocd just now
+    bool report_started = false;   // this step got its decision from colocd just now
     bool profile_unknown = false;  // colocd does not know --coloc-profile: the job runs as the default
 };
 

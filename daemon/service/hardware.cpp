@@ -12,7 +12,7 @@ using proto::json;
 std::vector<std::string> Service::init_hardware() {
     std::vector<std::string> notes = cfg_.notes;
     for (const std::string& n : model::configure_hardware(*model_, place::gpu_hardware(cfg_.topology),
-                                                                 model::learned_gpu_params(cfg_.model_params)))
+                                                          model::learned_gpu_params(cfg_.model_params)))
         notes.push_back(n);
     for (const auto& [type, file] : cfg_.model_params_files)
         log_info("same-GPU parameters for " + type + " loaded from " + file);

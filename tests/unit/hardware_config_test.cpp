@@ -13,8 +13,8 @@ using namespace coloc::daemon;
 namespace {
 
 std::string with_types(const std::string& types, const std::string& extra = "") {
-    return "node_types:\n" + types + "nodes:\n  - { names: \"v[1-2]\", type: old }\n  - { names: \"a1\", type: new }\n" +
-           extra;
+    return "node_types:\n" + types +
+           "nodes:\n  - { names: \"v[1-2]\", type: old }\n  - { names: \"a1\", type: new }\n" + extra;
 }
 
 const char* kTwoTypes = R"(  old: { gpus: 4, gpu_type: v100, gpu_memory_gb: 32 }
@@ -53,7 +53,8 @@ TEST_CASE("config: each node type names its GPU type and memory") {
 }
 
 TEST_CASE("config: a node type without GPU type or memory gets the defaults, and a note says so") {
-    const Config c = parse_config(with_types("  old: { gpus: 4 }\n  new: { gpus: 8, gpu_type: a100 }\n"), "colocd.yaml");
+    const Config c =
+        parse_config(with_types("  old: { gpus: 4 }\n  new: { gpus: 8, gpu_type: a100 }\n"), "colocd.yaml");
     CHECK(c.topology.type_of(0).gpu == model::GpuHardware{});
     CHECK(c.topology.type_of(2).gpu.gpu_type == "a100");
     REQUIRE(c.notes.size() == 2);
@@ -87,12 +88,12 @@ TEST_CASE("config: model_params errors name the line, the GPU type and the file"
     CHECK(error_of(with_types(kTwoTypes, "model_params:\n  h100: " + v100 + "\n")) ==
           "colocd.yaml:11: key 'model_params.h100': no node type has gpu_type 'h100'");
     const std::string missing = test::scratch("none.json");
-    CHECK(error_of(with_types(kTwoTypes, "model_params:\n  a100: " + missing + "\n")).rfind(
-              "colocd.yaml:11: key 'model_params.a100': " + missing + ": cannot open", 0) == 0);
+    CHECK(error_of(with_types(kTwoTypes, "model_params:\n  a100: " + missing + "\n"))
+              .rfind("colocd.yaml:11: key 'model_params.a100': " + missing + ": cannot open", 0) == 0);
     const std::string junk = test::scratch("junk.json");
     std::ofstream(junk) << "{ not json";
-    CHECK(error_of(with_types(kTwoTypes, "model_params:\n  a100: " + junk + "\n")).rfind(
-              "colocd.yaml:11: key 'model_params.a100': " + junk + ": not JSON", 0) == 0);
+    CHECK(error_of(with_types(kTwoTypes, "model_params:\n  a100: " + junk + "\n"))
+              .rfind("colocd.yaml:11: key 'model_params.a100': " + junk + ": not JSON", 0) == 0);
     CHECK(error_of(with_types(kTwoTypes, "model_params: [a100]\n")) ==
           "colocd.yaml:10: key 'model_params': expected a mapping of GPU type to a parameters file");
 }

@@ -84,7 +84,8 @@ TEST_CASE("hardware: the shipped catalogue's bert-large-4gpu pair fits on 80 GB,
     cat.intern(bert);
     ColocModel m(cat);
     m.set_hardware({{"v100", 32}, {"a100", 80}});
-    CHECK(pair_speed(m, "bert-large-4gpu", "bert-large-4gpu", 1) > 3 * pair_speed(m, "bert-large-4gpu", "bert-large-4gpu", 0));
+    CHECK(pair_speed(m, "bert-large-4gpu", "bert-large-4gpu", 1) >
+          3 * pair_speed(m, "bert-large-4gpu", "bert-large-4gpu", 0));
 }
 
 TEST_CASE("hardware: parameters learned per GPU type apply to that type's nodes only") {
@@ -105,7 +106,8 @@ TEST_CASE("hardware: learned_gpu_params reads colocctl fit's JSON and names the 
     CHECK(got.at("v100").family_penalty == 7);
     nlohmann::json bad = fitted.params_json();
     bad["gpu"]["bandwidth"] = {0, 0, 0, 0, 0, 0, 0};
-    CHECK_THROWS_WITH_AS(learned_gpu_params({{"a100", bad}}), doctest::Contains("GPU type a100"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(learned_gpu_params({{"a100", bad}}), doctest::Contains("GPU type a100"),
+                         std::invalid_argument);
 }
 
 TEST_CASE("hardware: a GPU type without measured pairs says what it falls back to") {
@@ -113,7 +115,7 @@ TEST_CASE("hardware: a GPU type without measured pairs says what it falls back t
     CHECK(m.gpu_data_note("v100").empty());
     const std::string note = m.gpu_data_note("a100");
     CHECK(note.find("'a100'") != std::string::npos);
-    CHECK(note.find("k80, v100") != std::string::npos);
+    CHECK(note.find("measured on v100, k80 predict") != std::string::npos);
     const std::vector<std::string> notes = configure_hardware(m, {{"v100", 32}, {"a100", 80}, {"a100", 40}});
     REQUIRE(notes.size() == 1);  // once per GPU type
     CHECK(notes[0] == note);

@@ -46,9 +46,10 @@ json place_as(Service& s, std::int64_t job, const std::string& profile) {
 }
 
 proto::JobRecord job_of(Service& s, std::int64_t id) {
-    for (const json& j : call(s, {{"op", "jobs"}})["jobs"])
+    const json reply = call(s, {{"op", "jobs"}});
+    for (const json& j : reply["jobs"])
         if (j["job_id"] == id) return proto::JobRecord::from_json(j);
-    FAIL("job " << id << " not listed");
+    FAIL("job " << id << " not listed: " << reply.dump());
     return {};
 }
 
