@@ -202,9 +202,8 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
         catalogue = &plain;
         placement_model = std::make_unique<model::BaselineModel>();
     }
-    for (const std::string& n : config_notes) std::cerr << "colocctl: warning: " << n << "\n";
     for (const std::string& n : model::configure_hardware(*placement_model, hardware, learned))
-        std::cerr << "colocctl: warning: " << n << "\n";
+        config_notes.push_back(n);
     std::unique_ptr<model::InterferenceModel> measured;
     const model::InterferenceModel* truth = placement_model.get();
     std::string truth_name = "the same model";
@@ -226,6 +225,8 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     } else if (a.truth != "model") {
         throw ReplayError("--truth '" + a.truth + "' is not 'model' or 'measured:FILE'");
     }
+    // What the model falls back to, once the replay is sure to run.
+    for (const std::string& n : config_notes) std::cerr << "colocctl: warning: " << n << "\n";
 
     // Profiles, then the workload.
     std::optional<replay::ProfileRules> rules;
