@@ -19,7 +19,7 @@
 
 namespace coloc::daemon {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // Whether a write is in the database or only in the backlog.
 enum class Durability { Stored, Queued };
