@@ -9,6 +9,7 @@
 #include "ctl/output.hpp"
 #include "model/coloc_model.hpp"
 #include "model/factory.hpp"
+#include "model/hardware.hpp"
 #include "model/io/csv.hpp"
 #include "model/io/files.hpp"
 #include "model/io/profiles_yaml.hpp"
@@ -18,6 +19,7 @@ namespace coloc::ctl {
 namespace {
 struct PredictArgs {
     std::string profiles, pairs, gpu_type = "v100", model = "coloc", params;
+    double gpu_memory_gb = model::GpuHardware{}.memory_gb;
     bool json = false;
 };
 
@@ -82,6 +84,9 @@ int run_predict(const CtlOptions& opts, const PredictArgs& a) {
                     throw PredictError(a.params + ": " + why);
                 coloc->load_params_json(json::parse(in));
             }
+            // The GPUs asked for, whatever GPU type the parameters were fitted on.
+            for (const std::string& n : model::configure_hardware(*coloc, {{a.gpu_type, a.gpu_memory_gb}}))
+                std::cerr << "colocctl: warning: " << n << "\n";
             m = std::move(coloc);
         } else {
             m = model::make_model(a.model, cat);
@@ -122,6 +127,9 @@ void add_predict_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
     cmd->add_option("--profiles", args.profiles, "profile catalogue (YAML, coloc-profiles(5))")->required();
     cmd->add_option("--pairs", args.pairs, "CSV lines a,b,where (where: gpu|island|switch|node|link)")->required();
     cmd->add_option("--gpu-type", args.gpu_type, "GPU type whose measured pairs to use")->capture_default_str();
+    cmd->add_option("--gpu-memory-gb", args.gpu_memory_gb, "GPU memory: two footprints above it cannot share a GPU")
+        ->check(CLI::Range(0.5, 65536.0))
+        ->capture_default_str();
     cmd->add_option("--model", args.model, "model: coloc or baseline")
         ->check(CLI::IsMember({"coloc", "baseline"}))
         ->capture_default_str();

@@ -19,6 +19,8 @@ json flatten_jobs(const json& jobs) {
         json base = job.to_json();
         base.erase("placements");
         base.erase("colocations");
+        base.erase("profile_unknown");
+        base["profile"] = job.profile_shown();
         if (job.placements.empty()) rows.push_back(base);
         for (const proto::PlacementRecord& p : job.placements) {
             json row = base;
@@ -44,6 +46,7 @@ const std::vector<Field> kJobFields = {
     {"gpus", "GPUS"},
     {"decision", "DECISION", true},
     {"predicted_slowdown", "PRED_SLOWDOWN", true},
+    {"measured_slowdown", "MEAS_SLOWDOWN", true},
     {"source", "SOURCE"},
     {"submit", "SUBMIT"},
     {"start", "START"},
@@ -51,7 +54,8 @@ const std::vector<Field> kJobFields = {
     {"exit_status", "EXIT", true},
     {"elapsed_s", "ELAPSED_S", true},
 };
-constexpr const char* kJobDefault = "job_id,user,job_name,partition,state,node,mode,gpus,predicted_slowdown,start,end";
+constexpr const char* kJobDefault =
+    "job_id,user,job_name,partition,profile,state,node,mode,gpus,predicted_slowdown,measured_slowdown,start,end";
 
 const std::vector<Field> kNodeFields = {
     {"node", "NODE"},
@@ -96,6 +100,8 @@ void add_status_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
                                                        "uptime_s",
                                                        "nodes",
                                                        "gpus",
+                                                       "gpu_hardware",
+                                                       "warnings",
                                                        "slots",
                                                        "slots_used",
                                                        "running_jobs",
@@ -121,11 +127,15 @@ void add_status_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
             if (std::find(order.begin(), order.end(), k) == order.end()) keys.push_back(k);
         for (const auto& k : keys) {
             if (!s.contains(k)) continue;
-            std::string value = cell(k, s[k]);
-            if (opts.parsable)
-                std::cout << k << "|" << value << "\n";
-            else
-                std::cout << k << std::string(k.size() < 18 ? 18 - k.size() : 1, ' ') << "= " << value << "\n";
+            // Lines of their own (a node type's GPUs, a warning) each get a line.
+            const bool lines = k == "gpu_hardware" || k == "warnings";
+            for (const json& v : lines&& s[k].is_array() ? s[k] : json::array({s[k]})) {
+                std::string value = cell(k, v);
+                if (opts.parsable)
+                    std::cout << k << "|" << value << "\n";
+                else
+                    std::cout << k << std::string(k.size() < 18 ? 18 - k.size() : 1, ' ') << "= " << value << "\n";
+            }
         }
     });
 }
@@ -231,11 +241,15 @@ void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
         if (!call_daemon(opts, "explain", "explain", req, reply, exit_code)) return;
         if (opts.json) return print_json("explain", "explain", reply["explain"], json::array());
         for (const auto& d : reply["explain"]) {
-            std::cout << "job " << job_id << " on " << d["node"].get<std::string>() << ": GPUs "
-                      << cell("gpus", d["gpus"]) << " (" << d["mode"].get<std::string>() << " mode, decision "
-                      << d["decision"] << ", " << d["source"].get<std::string>() << ", model "
-                      << d["model"].get<std::string>() << "), predicted slowdown " << cell("x", d["predicted_slowdown"])
-                      << "\n";
+            std::cout << "job " << job_id;
+            if (d.contains("profile")) std::cout << " (profile " << d["profile"].get<std::string>() << ")";
+            std::cout << " on " << d["node"].get<std::string>() << ": GPUs " << cell("gpus", d["gpus"]) << " ("
+                      << d["mode"].get<std::string>() << " mode, decision " << d["decision"] << ", "
+                      << d["source"].get<std::string>() << ", model " << d["model"].get<std::string>()
+                      << "), predicted slowdown " << cell("x", d["predicted_slowdown"]);
+            if (const json& m = d.value("measured_slowdown", json()); m.is_number())
+                std::cout << ", measured " << cell("x", m);
+            std::cout << "\n";
             if (const json& st = d.value("steering", json()); st.is_object())
                 std::cout << "  steering: extra weight " << st.value("extra_weight", 0) << " (least "
                           << st.value("least_extra_weight", 0) << "), "

@@ -137,14 +137,23 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     // The cluster, and the catalogue colocd.yaml names.
     place::Topology topology;
     std::string cluster, config_profiles;
+    // The GPUs of each node type, and the parameters learned per GPU type: colocd.yaml's, or
+    // --gpu-type's for a uniform cluster.
+    std::vector<model::GpuHardware> hardware;
+    model::LearnedGpuParams learned;
+    std::vector<std::string> config_notes;
     if (!a.config.empty()) {
         daemon::Config cfg = daemon::load_config(a.config);
         topology = std::move(cfg.topology);
         config_profiles = cfg.profiles;
+        hardware = place::gpu_hardware(topology);
+        learned = model::learned_gpu_params(cfg.model_params);
+        config_notes = cfg.notes;
         cluster = std::to_string(topology.nodes().size()) + " nodes, " + std::to_string(topology.total_gpus()) +
                   " GPUs (" + a.config + ")";
     } else {
         topology = place::uniform_topology(a.nodes, a.gpus_per_node, a.slots_per_gpu, a.island_size, a.nodes_per_link);
+        hardware.assign(topology.types().size(), model::GpuHardware{a.gpu_type, model::GpuHardware{}.memory_gb});
         cluster = std::to_string(a.nodes) + " nodes x " + std::to_string(a.gpus_per_node) + " GPUs, " +
                   std::to_string(a.slots_per_gpu) + " slot(s) per GPU";
     }
@@ -193,6 +202,8 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
         catalogue = &plain;
         placement_model = std::make_unique<model::BaselineModel>();
     }
+    for (const std::string& n : model::configure_hardware(*placement_model, hardware, learned))
+        config_notes.push_back(n);
     std::unique_ptr<model::InterferenceModel> measured;
     const model::InterferenceModel* truth = placement_model.get();
     std::string truth_name = "the same model";
@@ -214,6 +225,8 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     } else if (a.truth != "model") {
         throw ReplayError("--truth '" + a.truth + "' is not 'model' or 'measured:FILE'");
     }
+    // What the model falls back to, once the replay is sure to run.
+    for (const std::string& n : config_notes) std::cerr << "colocctl: warning: " << n << "\n";
 
     // Profiles, then the workload.
     std::optional<replay::ProfileRules> rules;

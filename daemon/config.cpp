@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "daemon/config_hardware.hpp"
+#include "daemon/config_reader.hpp"
 #include "model/io/files.hpp"
 #include "slurm/hostlist.hpp"
 
@@ -12,99 +14,14 @@ namespace coloc::daemon {
 
 namespace {
 
-// Reads typed values out of a YAML node and names file, line and key in every error.
-class Reader {
-public:
-    explicit Reader(std::string file) : file_(std::move(file)) {}
-
-    [[noreturn]] void fail(const YAML::Node& at, const std::string& key, const std::string& why) const {
-        std::ostringstream msg;
-        msg << file_;
-        if (at.IsDefined() && at.Mark().line >= 0) msg << ":" << at.Mark().line + 1;
-        msg << ": key '" << key << "': " << why;
-        throw ConfigError(msg.str());
-    }
-
-    void only_keys(const YAML::Node& map, const std::string& where, const std::set<std::string>& allowed) const {
-        if (!map.IsMap()) fail(map, where, "expected a mapping");
-        for (const auto& kv : map) {
-            std::string k = kv.first.as<std::string>();
-            if (!allowed.count(k)) {
-                std::string list;
-                for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-                fail(kv.first, join(where, k), "unknown key (known: " + list + ")");
-            }
-        }
-    }
-
-    std::string str(const YAML::Node& n, const std::string& key) const {
-        if (!n.IsScalar()) fail(n, key, "expected a string");
-        return n.as<std::string>();
-    }
-
-    int integer(const YAML::Node& n, const std::string& key, int min, int max) const {
-        if (!n.IsScalar()) fail(n, key, "expected an integer");
-        int v = 0;
-        try {
-            v = n.as<int>();
-        } catch (const YAML::Exception&) {
-            fail(n, key, "'" + n.as<std::string>() + "' is not an integer");
-        }
-        if (v < min || v > max)
-            fail(n, key, std::to_string(v) + " is outside " + std::to_string(min) + ".." + std::to_string(max));
-        return v;
-    }
-
-    bool boolean(const YAML::Node& n, const std::string& key) const {
-        const std::string v = str(n, key);
-        if (v != "true" && v != "false") fail(n, key, "expected true or false");
-        return v == "true";
-    }
-
-    std::vector<std::string> str_list(const YAML::Node& n, const std::string& key) const {
-        std::vector<std::string> out;
-        if (n.IsScalar()) return {n.as<std::string>()};
-        if (!n.IsSequence()) fail(n, key, "expected a list of strings");
-        for (const auto& e : n) out.push_back(str(e, key));
-        return out;
-    }
-
-    GpuMode mode(const YAML::Node& n, const std::string& key) const {
-        std::string m = str(n, key);
-        if (const auto mode = proto::parse_mode(m)) return *mode;
-        fail(n, key, "'" + m + "' is not one of bind, narrow, observe");
-    }
-
-    // [[0,1],[2,3]]: groups of GPU indices -> per-GPU group index.
-    std::vector<int> groups(const YAML::Node& n, const std::string& key, int gpus) const {
-        std::vector<int> per_gpu(static_cast<std::size_t>(gpus), -1);
-        if (!n.IsSequence()) fail(n, key, "expected a list of GPU groups, e.g. [[0, 1], [2, 3]]");
-        int group = 0;
-        for (const auto& g : n) {
-            if (!g.IsSequence()) fail(g, key, "each group must be a list of GPU indices");
-            for (const auto& e : g) {
-                int gpu = integer(e, key, 0, gpus - 1);
-                if (per_gpu[gpu] >= 0) fail(e, key, "GPU " + std::to_string(gpu) + " is in two groups");
-                per_gpu[gpu] = group;
-            }
-            ++group;
-        }
-        return per_gpu;
-    }
-
-    static std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : a + "." + b; }
-
-private:
-    std::string file_;
-};
-
 void read_node_types(const Reader& r, const YAML::Node& types, Config& cfg) {
     if (!types.IsMap()) r.fail(types, "node_types", "expected a mapping of type name to description");
     for (const auto& kv : types) {
         std::string name = kv.first.as<std::string>();
         std::string key = "node_types." + name;
         const YAML::Node& t = kv.second;
-        r.only_keys(t, key, {"gpus", "slots_per_gpu", "nvlink_islands", "pcie_switches", "nics"});
+        r.only_keys(t, key,
+                    {"gpus", "slots_per_gpu", "nvlink_islands", "pcie_switches", "nics", "gpu_type", "gpu_memory_gb"});
         if (!t["gpus"]) r.fail(t, key + ".gpus", "missing");
         place::NodeType nt;
         nt.name = name;
@@ -113,6 +30,7 @@ void read_node_types(const Reader& r, const YAML::Node& types, Config& cfg) {
         if (t["nvlink_islands"]) nt.island = r.groups(t["nvlink_islands"], key + ".nvlink_islands", nt.gpus);
         if (t["pcie_switches"]) nt.pcie_switch = r.groups(t["pcie_switches"], key + ".pcie_switches", nt.gpus);
         if (t["nics"]) nt.nic = r.groups(t["nics"], key + ".nics", nt.gpus);
+        read_node_type_gpus(r, t, key, nt, cfg.notes);
         cfg.topology.add_type(std::move(nt));
     }
 }
@@ -218,6 +136,7 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
                  "nodes",
                  "slurm_layout",
                  "slurm_layout_interval_s",
+                 "model_params",
                  "steering"});
     if (root["cluster"]) cfg.cluster = r.str(root["cluster"], "cluster");
     if (root["listen"]) cfg.listen = r.str_list(root["listen"], "listen");
@@ -278,6 +197,7 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
         r.fail(root, "nodes", "missing: list the nodes colocd places on, or let it read them from Slurm");
     if (root["slurm_layout_interval_s"])
         cfg.slurm_layout_interval_s = r.integer(root["slurm_layout_interval_s"], "slurm_layout_interval_s", 0, 86400);
+    if (root["model_params"]) read_model_params(r, root["model_params"], cfg);
     return cfg;
 }
 

@@ -4,11 +4,13 @@
 
 #include <cstddef>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "daemon/steering/steering_config.hpp"
+#include "model/hardware.hpp"
 #include "model/profile.hpp"
 #include "place/topology.hpp"
 #include "proto/mode.hpp"
@@ -46,11 +48,17 @@ struct Config {
     // fewer GPUs narrow the step to them.
     bool narrow_may_drop_gpus = false;
     std::map<std::string, GpuMode> node_modes;  // per node, from `nodes: mode:`
-    place::Topology topology;
+    place::Topology topology;                   // each node type with its GPUs' type and memory
     // Nodes, GPUs and slots from slurmctld (daemon/slurm_layout.hpp): on when colocd.yaml names
     // no nodes; colocd.yaml's nodes then override Slurm's. Reread every interval (0 = only at start).
     bool slurm_layout = false;
     int slurm_layout_interval_s = 300;
+    // Parameters learned per GPU type (`model_params:`, colocctl fit --params-out's JSON, read by
+    // model::learned_gpu_params), and the files they came from.
+    std::map<std::string, nlohmann::json> model_params;
+    std::map<std::string, std::string> model_params_files;
+    // What colocd.yaml leaves to a default an admin should hear of; colocd logs each at start.
+    std::vector<std::string> notes;
     SteeringConfig steering;  // node weights and features in Slurm
 };
 

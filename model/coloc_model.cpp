@@ -86,39 +86,10 @@ void ColocModel::rebuild() {
         it->set_speed(i, j, m.speed);
     }
     merge_observed();
-    table_ = -1;
-    for (std::size_t t = 0; t < tables_.size(); ++t)
-        if (tables_[t].gpu_type() == params_.gpu_type) table_ = static_cast<int>(t);
-
     cache_size_ = 0;
     serials_.clear();
     for (const JobProfile& p : catalogue_.profiles()) serials_.push_back(p.serial);
-    queries_.clear();
-    for (const JobProfile& p : catalogue_.profiles()) queries_.push_back(query(p));
-    build_residual_table();
-    const int n = catalogue_.size();
-    gpu_cache_.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 1.0);
-    unc_cache_.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 0.0);
-    for (int a = 0; a < n; ++a)
-        for (int b = 0; b < n; ++b) {
-            const Prediction p = gpu_prediction_uncached(catalogue_.at(a), catalogue_.at(b));
-            gpu_cache_[static_cast<std::size_t>(a * n + b)] = p.speed;
-            unc_cache_[static_cast<std::size_t>(a * n + b)] = p.uncertainty;
-        }
-    cache_size_ = n;
-}
-
-const ReferenceTable* ColocModel::reference() const {
-    return table_ >= 0 ? &tables_[static_cast<std::size_t>(table_)] : nullptr;
-}
-
-GpuQuery ColocModel::query(const JobProfile& p) const {
-    if (cached(p) && static_cast<std::size_t>(p.id) < queries_.size()) return queries_[static_cast<std::size_t>(p.id)];
-    GpuQuery q;
-    q.profile = &p;
-    q.features = solo_features(p, params_.gpu_type);
-    if (const ReferenceTable* t = reference()) q.ref = t->index_of(p.name);
-    return q;
+    rebuild_hardware();
 }
 
 // A profile is served from the caches only if it is the catalogue's profile of that id: the
@@ -132,27 +103,13 @@ bool ColocModel::cached(const JobProfile& p) const {
     return &mine == &p || mine.name == p.name;
 }
 
-double ColocModel::gpu_speed(const JobProfile& a, const JobProfile& b) const {
-    if (a.id < cache_size_ && b.id < cache_size_ && cached(a) && cached(b))
-        return gpu_cache_[static_cast<std::size_t>(a.id * cache_size_ + b.id)];
-    return gpu_prediction_uncached(a, b).speed;
-}
-
-Prediction ColocModel::gpu_prediction(const JobProfile& a, const JobProfile& b) const {
-    if (a.id < cache_size_ && b.id < cache_size_ && cached(a) && cached(b)) {
-        const auto k = static_cast<std::size_t>(a.id * cache_size_ + b.id);
-        return {gpu_cache_[k], unc_cache_[k]};
-    }
-    return gpu_prediction_uncached(a, b);
-}
-
 double ColocModel::delta(const JobProfile& job, const Neighbour& n, int& term) const {
     const JobProfile& other =
         n.profile ? *n.profile : (catalogue_.size() ? catalogue_.default_profile() : builtin_default());
     term = term_of(n.where);
     switch (n.where) {
         case Sharing::Gpu:
-            return 1.0 / gpu_speed(job, other) - 1.0;
+            return 1.0 / gpu_speed(job, other, n.hardware) - 1.0;
         case Sharing::Link:
             return link_delta(link_burst(job), link_burst(other), n.phase_offset_s);
         default:

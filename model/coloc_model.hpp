@@ -15,7 +15,8 @@
 // learned is in params_json().
 //
 // Hot path: slowdown() allocates nothing. Same-GPU speeds between catalogue profiles are
-// precomputed (per profile-id pair) for the configured GPU type.
+// precomputed (per profile-id pair) for each kind of GPU hardware (model/hardware.hpp): a Gpu
+// neighbour's `hardware` says on which kind of GPU the two jobs meet.
 #pragma once
 
 #include <array>
@@ -28,6 +29,7 @@
 
 #include "model/catalogue.hpp"
 #include "model/gpu_share.hpp"
+#include "model/hardware.hpp"
 #include "model/learner.hpp"
 #include "model/model.hpp"
 #include "model/node_share.hpp"
@@ -68,16 +70,25 @@ public:
     DelaySum delays(const JobProfile& job, std::span<const Neighbour> neighbours) const;
 
     Contributions contributions(const JobProfile& job, std::span<const Neighbour> neighbours) const;
-    // Speed of `job` relative to solo beside `neighbour` on one GPU of the configured type,
-    // before calibration and residuals.
-    double gpu_speed(const JobProfile& job, const JobProfile& neighbour) const;
+    // Speed of `job` relative to solo beside `neighbour` on one GPU of hardware index
+    // `hardware` (0: the first), before calibration and residuals.
+    double gpu_speed(const JobProfile& job, const JobProfile& neighbour, int hardware = 0) const;
     // The same with its uncertainty (model/coloc_transfer.cpp says how both are made).
-    Prediction gpu_prediction(const JobProfile& job, const JobProfile& neighbour) const;
+    Prediction gpu_prediction(const JobProfile& job, const JobProfile& neighbour, int hardware = 0) const;
     // The speed with every neighbour and its uncertainty: each neighbour's delay uncertainty
     // (same-GPU: from the kernel regression; node and link: from the calibration's variance)
     // added in quadrature over the neighbours the prediction is made of.
     Prediction predict(const JobProfile& job, std::span<const Neighbour> neighbours) const override;
     const ObservedPairs& observed_pairs() const { return observed_; }
+
+    // The GPUs per hardware index (Neighbour::hardware: a cluster's node types) and the same-GPU
+    // parameters learned per GPU type (coloc_hardware.cpp). Until set, one kind: params().gpu_type
+    // with params().gpu's memory. An index beyond the list is the first kind.
+    void set_hardware(std::vector<GpuHardware> hardware, LearnedGpuParams learned = {});
+    std::vector<GpuHardware> hardware() const;  // as used, never empty
+    // "" when same-GPU pairs were measured on `gpu_type`; else one line on what the same-GPU
+    // term falls back to there.
+    std::string gpu_data_note(const std::string& gpu_type) const;
 
     // Learns from one observation: `job` ran `measured_slowdown` times slower than solo with
     // exactly these neighbours.
@@ -95,17 +106,37 @@ public:
     void set_params(const ColocParams& params);  // rebuilds the caches
     const ProfileCatalogue& catalogue() const { return catalogue_; }
     const Calibration& calibration() const { return calibration_; }
-    const ReferenceTable* reference() const;  // table of the configured GPU type, if any
+    const ReferenceTable* reference() const;  // table of the first hardware's GPU type, if any
 
 private:
+    // One kind of GPU hardware: its reference table, its same-GPU parameters (memory included)
+    // and the same-GPU speeds between catalogue profiles on it.
+    struct HardwareView {
+        GpuHardware hw;
+        int table = -1;  // index in tables_, -1 when none
+        GpuShareParams gpu;
+        std::vector<GpuQuery> queries;      // per catalogue id
+        std::vector<double> speeds;         // cache_size_^2
+        std::vector<double> uncertainties;  // cache_size_^2, of those speeds
+        // When other types have pairs too: the own type's pairs less the transfer prediction, as
+        // per-job effects (pair_effects.hpp) and what those leave per pair, for the kernel
+        // regression (coloc_transfer.cpp).
+        PairEffects effects;
+        ReferenceTable residual_table;
+        bool transfer = false;
+    };
+
     void rebuild();
-    GpuQuery query(const JobProfile& p) const;
+    void rebuild_hardware();
+    const HardwareView& view(int hardware) const;
+    const ReferenceTable* table_of(const std::string& gpu_type) const;
+    GpuQuery query(const JobProfile& p, const HardwareView& v) const;
     bool cached(const JobProfile& p) const;
-    Prediction gpu_prediction_uncached(const JobProfile& a, const JobProfile& b) const;
-    // The prediction for a GPU type with no pair of its own, from the other types' tables.
-    Prediction transfer_prediction(const JobProfile& a, const JobProfile& b, bool same) const;
-    void merge_observed();        // observed pairs into their types' tables
-    void build_residual_table();  // the own type's pairs less the transfer prediction
+    Prediction gpu_prediction_uncached(const JobProfile& a, const JobProfile& b, const HardwareView& v) const;
+    // The prediction on `v` for a GPU type with no pair of its own, from the other types' tables.
+    Prediction transfer_prediction(const JobProfile& a, const JobProfile& b, bool same, const HardwareView& v) const;
+    void merge_observed();                             // observed pairs into their types' tables
+    void build_residual_table(HardwareView& v) const;  // v's own pairs less the transfer prediction
     bool learn_gpu_pair(const JobProfile& job, const Neighbour& n, double measured);
     double delta(const JobProfile& job, const Neighbour& n, int& term) const;
     // Bit index of the job's GPU whose Gpu neighbours slow it most; -1 when they all share one
@@ -116,19 +147,11 @@ private:
     ProfileCatalogue catalogue_;
     ColocParams params_;
     std::vector<ReferenceTable> tables_;
-    int table_ = -1;                      // index in tables_ of params_.gpu_type
+    std::vector<GpuHardware> hardware_;  // as set; empty = params_'s one kind
+    LearnedGpuParams learned_;
+    std::vector<HardwareView> views_;     // per hardware index, never empty after rebuild()
     std::vector<std::uint64_t> serials_;  // per catalogue id: JobProfile::serial
-    std::vector<GpuQuery> queries_;       // per catalogue id
-    std::vector<double> gpu_cache_;       // size^2 same-GPU speeds
-    std::vector<double> unc_cache_;       // size^2 their uncertainties
     ObservedPairs observed_;
-    // The own type's measured pairs less what the other types predict for them, when both
-    // exist: the own type's evidence as a correction to the transfer prediction.
-    // The own type's pairs less the transfer prediction, as per-job effects (pair_effects.hpp),
-    // and what those leave per pair, for the kernel regression.
-    PairEffects effects_;
-    ReferenceTable residual_table_;
-    bool transfer_ = false;
     int cache_size_ = 0;
     Calibration calibration_;
     PairResiduals residuals_;

@@ -74,41 +74,43 @@ void ColocModel::merge_observed() {
     }
 }
 
-void ColocModel::build_residual_table() {
-    transfer_ = false;
-    residual_table_ = ReferenceTable(params_.gpu_type);
-    const ReferenceTable* own = reference();
+void ColocModel::build_residual_table(HardwareView& v) const {
+    v.transfer = false;
+    v.residual_table = ReferenceTable(v.hw.gpu_type);
+    const ReferenceTable* own = v.table >= 0 ? &tables_[static_cast<std::size_t>(v.table)] : nullptr;
     if (!own || own->measured_pairs() == 0) return;
     const bool others = std::any_of(tables_.begin(), tables_.end(), [&](const ReferenceTable& t) {
-        return t.gpu_type() != params_.gpu_type && t.measured_pairs() > 0;
+        return t.gpu_type() != v.hw.gpu_type && t.measured_pairs() > 0;
     });
     if (!others) return;
     // Same indices as the own table, so a query's `ref` serves both.
     const int n = own->size();
     Eigen::MatrixXd y = Eigen::MatrixXd::Constant(n, n, std::nan("")), x = y;
-    for (int i = 0; i < n; ++i) residual_table_.add_job(own->name(i), own->features(i));
+    for (int i = 0; i < n; ++i) v.residual_table.add_job(own->name(i), own->features(i));
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) {
             if (!own->has_speed(i, j)) continue;
             const JobProfile* a = catalogue_.find(own->name(i));
             const JobProfile* b = catalogue_.find(own->name(j));
             if (!a || !b) continue;
-            x(i, j) = transfer_prediction(*a, *b, i == j).speed;
+            x(i, j) = transfer_prediction(*a, *b, i == j, v).speed;
             y(i, j) = own->speed(i, j) - x(i, j);
         }
-    effects_.fit(y, x);
+    v.effects.fit(y, x);
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j)
-            if (!std::isnan(y(i, j))) residual_table_.set_speed(i, j, y(i, j) - effects_.value(i, j, x(i, j)));
-    transfer_ = true;
+            if (!std::isnan(y(i, j))) v.residual_table.set_speed(i, j, y(i, j) - v.effects.value(i, j, x(i, j)));
+    v.transfer = true;
 }
 
-Prediction ColocModel::transfer_prediction(const JobProfile& a, const JobProfile& b, bool same) const {
-    const GpuShareParams& p = params_.gpu;
+Prediction ColocModel::transfer_prediction(const JobProfile& a, const JobProfile& b, bool same,
+                                           const HardwareView& v) const {
+    // The memory that decides whether two footprints fit stays this hardware's.
+    const GpuShareParams& p = v.gpu;
     double sum = 0, sum2 = 0, var = 0;
     int tables = 0;
     for (const ReferenceTable& t : tables_) {
-        if (t.gpu_type() == params_.gpu_type || t.measured_pairs() == 0) continue;
+        if (t.gpu_type() == v.hw.gpu_type || t.measured_pairs() == 0) continue;
         const GpuQuery qa{&a, solo_features(a, t.gpu_type()), t.index_of(a.name)};
         const GpuQuery qb{&b, solo_features(b, t.gpu_type()), t.index_of(b.name)};
         const KernelEstimate e = kernel_gpu_estimate(t, qa, qb, same, p);
@@ -128,26 +130,26 @@ Prediction ColocModel::transfer_prediction(const JobProfile& a, const JobProfile
     return {mean, std::sqrt(var / k + between)};
 }
 
-Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobProfile& b) const {
-    const GpuShareParams& p = params_.gpu;
+Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobProfile& b, const HardwareView& v) const {
+    const GpuShareParams& p = v.gpu;
     const bool same = same_type(a, b);
-    const ReferenceTable* own = reference();
+    const ReferenceTable* own = v.table >= 0 ? &tables_[static_cast<std::size_t>(v.table)] : nullptr;
     if (own && own->measured_pairs() > 0) {
-        GpuQuery qa = query(a), qb = query(b);
+        GpuQuery qa = query(a, v), qb = query(b, v);
         qa.profile = &a;
         qb.profile = &b;
-        if (transfer_) {
-            const Prediction base = transfer_prediction(a, b, same);
-            const KernelEstimate e = kernel_gpu_estimate(residual_table_, qa, qb, same, p);
-            const double correction = effects_.value(qa.ref, qb.ref, base.speed) + blend_with_prior(e, 0.0, p);
-            const double base_sd = corrected_sd(residual_table_, base.uncertainty);
+        if (v.transfer) {
+            const Prediction base = transfer_prediction(a, b, same, v);
+            const KernelEstimate e = kernel_gpu_estimate(v.residual_table, qa, qb, same, p);
+            const double correction = v.effects.value(qa.ref, qb.ref, base.speed) + blend_with_prior(e, 0.0, p);
+            const double base_sd = corrected_sd(v.residual_table, base.uncertainty);
             return {std::clamp(base.speed + correction, p.min_speed, 1.0), blended_sd(e, base_sd, p)};
         }
         const KernelEstimate e = kernel_gpu_estimate(*own, qa, qb, same, p);
         return {std::clamp(blend_with_prior(e, prior_gpu_speed(a, b, p), p), p.min_speed, 1.0),
                 blended_sd(e, kPriorSd, p)};
     }
-    return transfer_prediction(a, b, same);
+    return transfer_prediction(a, b, same, v);
 }
 
 bool ColocModel::learn_gpu_pair(const JobProfile& job, const Neighbour& n, double measured) {
@@ -158,11 +160,13 @@ bool ColocModel::learn_gpu_pair(const JobProfile& job, const Neighbour& n, doubl
     const double scale = calibration_.theta()[kGpuTerm];
     const double extra = measured - 1.0 - residuals_.get(job.id, other.id, kGpuTerm);
     const double delay = std::max(scale > 0 ? extra / scale : extra, 1.0 / kMaxPairSpeed - 1.0);
-    observed_.add(params_.gpu_type, job.name, other.name, 1.0 / (1.0 + delay));
+    // The pair is kept for the GPU type of the node it was seen on.
+    const std::string& gpu_type = view(n.hardware).hw.gpu_type;
+    observed_.add(gpu_type, job.name, other.name, 1.0 / (1.0 + delay));
     ++version_;
     // Rebuild when the pair is new to the table or its value moved enough to matter.
-    const ReferenceTable* own = reference();
-    const auto& seen = observed_.all().at({params_.gpu_type, job.name, other.name});
+    const ReferenceTable* own = table_of(gpu_type);
+    const auto& seen = observed_.all().at({gpu_type, job.name, other.name});
     const int i = own ? own->index_of(job.name) : -1, j = own ? own->index_of(other.name) : -1;
     if (i < 0 || j < 0 || !own->has_speed(i, j) || seen.n == 1 ||
         std::abs(own->speed(i, j) - seen.speed) > kRebuildStep)
@@ -184,7 +188,7 @@ Prediction ColocModel::predict(const JobProfile& job, std::span<const Neighbour>
         if (term == kGpuTerm) {
             // The pair's own uncertainty already covers what the scale would add.
             const JobProfile& other = n.profile ? *n.profile : catalogue_.default_profile();
-            const Prediction g = gpu_prediction(job, other);
+            const Prediction g = gpu_prediction(job, other, n.hardware);
             const double sd = th[term] * g.uncertainty / (g.speed * g.speed);  // d(1/s - 1)/ds
             var += sd * sd;
         } else {

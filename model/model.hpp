@@ -39,6 +39,9 @@ struct Neighbour {
     // known; unknown means the model assumes what jobs fall into (in step when periods match).
     std::optional<double> phase_offset_s;
     std::uint64_t gpus = 1;
+    // For a Gpu neighbour: which kind of GPU the two share, as an index into the cluster's GPU
+    // hardware (model/hardware.hpp: one per node type); 0 = the first. Ignored at other levels.
+    std::uint16_t hardware = 0;
 };
 
 // The bit of the job's i-th GPU in Neighbour::gpus.

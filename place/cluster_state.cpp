@@ -367,7 +367,8 @@ void ClusterState::neighbours_at(std::span<const Placement> where, bool multi_no
             const Placement* theirs = them->on_node(mine.node);
             const model::Sharing level = intra_node_sharing(mine, *theirs);
             out.push_back({them->profile, level, std::nullopt,
-                           level == model::Sharing::Gpu ? shared_gpus(mine.gpus, first, theirs->gpus) : 1});
+                           level == model::Sharing::Gpu ? shared_gpus(mine.gpus, first, theirs->gpus) : 1,
+                           topo_->hardware_of(mine.node)});
             // Both jobs' inter-node traffic leaves this node through its NICs. A multi-node job
             // on a node with a link is on that link's list too, and counted there.
             if (multi_node && them->multi_node() && !has_link &&

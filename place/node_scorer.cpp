@@ -49,6 +49,7 @@ NodeScorer::NodeScorer(const ClusterState& state, const model::InterferenceModel
       model_(model),
       request_(request),
       node_(node),
+      hardware_(state.topology().hardware_of(node)),
       multi_(link != nullptr),
       additive_(model.additive()),
       small_(state.topology().type_of(node).gpus <= 64),
@@ -164,7 +165,8 @@ void NodeScorer::sum_pairwise(const std::vector<const RunningJob*>& here) {
             const auto where = static_cast<model::Sharing>(level);
             const std::uint64_t bits =
                 where == model::Sharing::Gpu ? shared_gpus(r.at->gpus, 0, s_.here_at[j]->gpus) : 1;
-            r.own_sum.add(where, bits, model_.delay(*r.job->profile, {here[j]->profile, where, std::nullopt, bits}));
+            r.own_sum.add(where, bits,
+                          model_.delay(*r.job->profile, {here[j]->profile, where, std::nullopt, bits, hardware_}));
         }
         r.before = r.own_sum.slowdown();
     }
@@ -300,7 +302,7 @@ double NodeScorer::alone(std::size_t i, std::uint8_t level) {
     Resident& r = s_.residents[i];
     double& a = r.alone[level];
     if (std::isnan(a)) {
-        const model::Neighbour one{r.job->profile, static_cast<model::Sharing>(level), std::nullopt};
+        const model::Neighbour one{r.job->profile, static_cast<model::Sharing>(level), std::nullopt, 1, hardware_};
         a = additive_ ? std::max(1.0, 1.0 + to_new(i, level)) : model_.slowdown(*request_.profile, std::span(&one, 1));
     }
     return a;
@@ -310,7 +312,8 @@ double NodeScorer::to_new(std::size_t i, std::uint8_t level) {
     Resident& r = s_.residents[i];
     double& d = r.to_new[level];
     if (std::isnan(d))
-        d = model_.delay(*request_.profile, {r.job->profile, static_cast<model::Sharing>(level), std::nullopt});
+        d = model_.delay(*request_.profile,
+                         {r.job->profile, static_cast<model::Sharing>(level), std::nullopt, 1, hardware_});
     return d;
 }
 
@@ -318,7 +321,8 @@ double NodeScorer::from_new(std::size_t i, std::uint8_t level) {
     Resident& r = s_.residents[i];
     double& d = r.from_new[level];
     if (std::isnan(d))
-        d = model_.delay(*r.job->profile, {request_.profile, static_cast<model::Sharing>(level), std::nullopt});
+        d = model_.delay(*r.job->profile,
+                         {request_.profile, static_cast<model::Sharing>(level), std::nullopt, 1, hardware_});
     return d;
 }
 

@@ -241,6 +241,7 @@ private:
     const model::InterferenceModel& model_;
     const JobRequest& request_;
     int node_;
+    std::uint16_t hardware_;  // the node's GPUs, for its same-GPU neighbours
     bool multi_;
     bool additive_;  // the model is additive (DelaySum): residents' slowdowns grow one delay at a time
     bool small_;     // the node has at most 64 GPUs: GPU sets fit in bits

@@ -90,7 +90,8 @@ Candidate score_candidate(const ClusterState& state, const model::InterferenceMo
                 const model::Sharing level = state.intra_node_sharing(*tp, p);
                 theirs.push_back(
                     {request.profile, level, std::nullopt,
-                     level == model::Sharing::Gpu ? shared_gpus(tp->gpus, gpus_before(them, p.node), p.gpus) : 1});
+                     level == model::Sharing::Gpu ? shared_gpus(tp->gpus, gpus_before(them, p.node), p.gpus) : 1,
+                     state.topology().hardware_of(p.node)});
             }
         if (multi && them.multi_node()) theirs.push_back({request.profile, model::Sharing::Link, std::nullopt});
         e.after = model.slowdown(*them.profile, theirs);

@@ -87,4 +87,10 @@ Topology uniform_topology(int nodes, int gpus, int slots_per_gpu, int island_siz
     return topo;
 }
 
+std::vector<model::GpuHardware> gpu_hardware(const Topology& topo) {
+    std::vector<model::GpuHardware> out;
+    for (const NodeType& t : topo.types()) out.push_back(t.gpu);
+    return out;
+}
+
 }  // namespace coloc::place

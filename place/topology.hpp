@@ -7,12 +7,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/hardware.hpp"
+
 namespace coloc::place {
 
 struct NodeType {
     std::string name;
     int gpus = 0;
     int slots_per_gpu = 1;
+    model::GpuHardware gpu;  // the type and memory of its GPUs
     // Per GPU: the index of its NVLink island, PCIe switch and NIC within the node, -1 = none.
     std::vector<int> island;
     std::vector<int> pcie_switch;
@@ -37,6 +40,8 @@ public:
     const std::vector<NodeInfo>& nodes() const { return nodes_; }
     const NodeType& type_of(int node) const { return types_[nodes_[node].type]; }
     int node_index(const std::string& name) const;  // -1 when unknown
+    // The index of the node's GPUs in gpu_hardware(): its node type's.
+    std::uint16_t hardware_of(int node) const { return static_cast<std::uint16_t>(nodes_[node].type); }
     int type_index(const std::string& name) const;  // -1 when unknown
     const std::vector<std::string>& link_names() const { return link_names_; }
     const std::vector<int>& nodes_on_link(int link) const { return link_nodes_[link]; }
@@ -50,6 +55,9 @@ private:
     std::vector<std::vector<int>> link_nodes_;
     int total_gpus_ = 0;
 };
+
+// The GPUs of each node type, in type order: the list model::Neighbour::hardware indexes.
+std::vector<model::GpuHardware> gpu_hardware(const Topology& topo);
 
 // A uniform cluster: `nodes` nodes named prefix1..prefixN, each with `gpus` GPUs in islands of
 // `island_size`, one switch per island, one NIC, and `nodes_per_link` nodes per leaf link.

@@ -70,6 +70,8 @@ json JobRecord::to_json() const {
               {"job_name", job_name},
               {"partition", partition},
               {"profile", profile},
+              {"profile_unknown", profile_unknown},
+              {"measured_slowdown", opt(measured_slowdown)},
               {"state", state},
               {"submit", submit},
               {"start", opt(start)},
@@ -86,6 +88,11 @@ json JobRecord::to_json() const {
     return j;
 }
 
+std::string JobRecord::profile_shown() const {
+    if (profile.empty()) return "default";
+    return profile_unknown ? "default (unknown: " + profile + ")" : profile;
+}
+
 JobRecord JobRecord::from_json(const json& j) {
     JobRecord r;
     read(j, "job_id", r.job_id);
@@ -94,6 +101,8 @@ JobRecord JobRecord::from_json(const json& j) {
     read(j, "job_name", r.job_name);
     read(j, "partition", r.partition);
     read(j, "profile", r.profile);
+    read(j, "profile_unknown", r.profile_unknown);
+    read(j, "measured_slowdown", r.measured_slowdown);
     read(j, "state", r.state);
     read(j, "submit", r.submit);
     read(j, "start", r.start);

@@ -43,7 +43,10 @@ struct ColocationRecord {
 struct JobRecord {
     std::int64_t job_id = 0;
     std::int64_t uid = -1;
-    std::string user, job_name, partition, profile, state;
+    std::string user, job_name, partition, profile, state;  // profile: as the user typed it
+    bool profile_unknown = false;  // colocd's catalogue lacks `profile`: the job runs as the default
+    // Its latest observation's iteration time against its profile's solo time, where observed.
+    std::optional<double> measured_slowdown;
     std::int64_t submit = 0;  // when colocd first saw it
     std::optional<std::int64_t> start, end;
     std::optional<int> exit_status;
@@ -51,6 +54,9 @@ struct JobRecord {
     std::optional<std::string> end_reason;
     std::vector<PlacementRecord> placements;
     std::optional<std::vector<ColocationRecord>> colocations;  // only in the history of one job
+
+    // What colocd uses: "default (unknown: NAME)" for an unknown profile, "default" for none.
+    std::string profile_shown() const;
 
     json to_json() const;
     // Reads what to_json wrote; a missing or null key keeps its default (colocctl shows what

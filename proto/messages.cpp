@@ -91,6 +91,7 @@ json PlaceReply::to_json() const {
         j["phase_offset_s"] = *phase_offset_s;
         j["phase_period_s"] = *phase_period_s;
     }
+    if (profile_unknown) j["profile_unknown"] = true;
     return j;
 }
 
@@ -107,6 +108,7 @@ PlaceReply PlaceReply::from_json(const json& reply) {
         r.phase_period_s = get_number_or(reply, "phase_period_s", 0.0, 0.0, 3600.0);
         r.phase_offset_s = get_number_or(reply, "phase_offset_s", 0.0, 0.0, 3600.0);
     }
+    r.profile_unknown = get_bool_or(reply, "profile_unknown", false);
     return r;
 }
 

@@ -27,7 +27,7 @@ inline constexpr int kMaxGpuIndex = 1023;
 // also ended before colocd heard of it, `ended` (epoch seconds) and the outcome come along.
 struct LocalPlacement {
     std::int64_t job_id = 0;
-    std::vector<int> gpus;
+    std::vector<int> gpus = {};
     std::int64_t since = 0;  // epoch seconds
     std::int64_t ended = 0;  // 0 = still running
     int exit_status = 0;
@@ -65,17 +65,18 @@ inline constexpr const char* kQueued = "queued";
 struct PlaceReply {
     std::int64_t decision = 0;
     GpuMode mode = GpuMode::Narrow;
-    std::vector<int> gpus;
+    std::vector<int> gpus = {};
     double predicted_slowdown = 1.0;
-    bool reused = false;     // an earlier decision for the same job and node
-    std::string durability;  // stored | queued | empty: nothing written (reused) or an older colocd
+    bool reused = false;          // an earlier decision for the same job and node
+    std::string durability = {};  // stored | queued | empty: nothing written (reused) or an older colocd
     // The bind slots colocd read from Slurm for a request that named `slots_gres`; 0 = the job
     // holds none here (nothing placed, decision 0); -1 = not read (absent on the wire).
     int slots = -1;
     // The job's slot for its communication bursts on a shared link (model/phase_offset.hpp): the
     // iteration offset on the wall-clock grid and the period it assumes; unset when none.
-    std::optional<double> phase_offset_s;
-    std::optional<double> phase_period_s;
+    std::optional<double> phase_offset_s = std::nullopt;
+    std::optional<double> phase_period_s = std::nullopt;
+    bool profile_unknown = false;  // the request's profile is not in colocd's catalogue
 
     json to_json() const;
     static PlaceReply from_json(const json& reply);
@@ -86,7 +87,7 @@ struct StartedReport {
     std::int64_t job_uid = -1;
     std::string node;
     std::int64_t decision = 0;  // 0 when the plugin placed on its own
-    std::vector<int> gpus;
+    std::vector<int> gpus = {};
     std::int64_t time = 0;
 
     json to_json() const;

@@ -369,6 +369,7 @@ Outcome place(const PluginConfig& config, const UserOptions& options, const JobF
                 o.phase_offset_s = reply.phase_offset_s;
                 o.phase_period_s = reply.phase_period_s;
             }
+            o.profile_unknown = reply.profile_unknown;
             if (o.report_started && o.gpus.empty()) o.gpus = used.gpus;
             log_once(services, who(facts), notes);
             return o;

@@ -50,6 +50,7 @@ struct Outcome {
     StageTimes times;
     // COLOC_PHASE_OFFSET_S / COLOC_PHASE_PERIOD_S: the job's burst slot from colocd's reply.
     std::optional<double> phase_offset_s, phase_period_s;
+    bool profile_unknown = false;  // colocd does not know --coloc-profile: the job runs as the default
 };
 
 // The outside world, replaceable in tests. lookup_slots runs in a forked child, killed at its

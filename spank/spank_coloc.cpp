@@ -19,6 +19,7 @@ extern "C" {
 #include "spank/plugin_args.hpp"
 #include "spank/spank_api.hpp"
 #include "spank/stage_log.hpp"
+#include "spank/user_notice.hpp"
 #include "spank/user_options.hpp"
 
 extern "C" {
@@ -169,6 +170,11 @@ void task_init(spank_t sp) {
         slurm_debug("coloc: %s", line.c_str());
         if (!p.config.timings_file.empty()) append_stage_line(p.config.timings_file, line);
     }
+    // Once per step, by its first task: the user learns of a mistyped profile where they look.
+    std::uint32_t global_task = 1;
+    if (p.outcome.profile_unknown && spank_get_item(sp, S_TASK_GLOBAL_ID, &global_task) == ESPANK_SUCCESS &&
+        global_task == 0)
+        tell_user(unknown_profile_line(p.options.profile));
 }
 
 void task_post_fork(spank_t sp) {

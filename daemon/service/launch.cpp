@@ -36,7 +36,7 @@ GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
 
 }  // namespace
 
-json Service::on_place(const proto::Request& req, const proto::Identity&) {
+json Service::place_step(const proto::Request& req) {
     Placing p = parse_place(req);                               // the request, its node (known), now
     adopt_fallbacks(p);                                         // what the plugin placed alone before
     if (auto earlier = earlier_decision(p)) return *earlier;    // a later step on the same node
@@ -66,10 +66,11 @@ std::optional<json> Service::earlier_decision(const Placing& p) {
     for (const PlacementRow& row : store_.placements_of(p.r.job_id))
         if (row.node == p.r.node) {
             ++counters_.reused;
-            proto::PlaceReply reply{row.decision, proto::parse_mode(row.mode).value_or(GpuMode::Narrow),
-                                    row.gpus,     row.predicted_slowdown,
-                                    true,         "",
-                                    {},           {}};
+            proto::PlaceReply reply{.decision = row.decision,
+                                    .mode = proto::parse_mode(row.mode).value_or(GpuMode::Narrow),
+                                    .gpus = row.gpus,
+                                    .predicted_slowdown = row.predicted_slowdown,
+                                    .reused = true};
             attach_phase_slot(reply, p.r);
             return reply.to_json();
         }
@@ -164,7 +165,8 @@ json Service::record_on_node(const Placing& p, const NodeChoice& choice) {
     log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" + row.mode +
              ", decision " + std::to_string(row.decision) + ", predicted slowdown " +
              std::to_string(row.predicted_slowdown) + ")");
-    proto::PlaceReply reply{row.decision, p.mode, gpus, row.predicted_slowdown, false, "", {}, {}};
+    proto::PlaceReply reply{
+        .decision = row.decision, .mode = p.mode, .gpus = gpus, .predicted_slowdown = row.predicted_slowdown};
     attach_phase_slot(reply, r);
     return reply.to_json();
 }

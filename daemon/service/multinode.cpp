@@ -142,7 +142,8 @@ std::optional<json> Service::record_whole_job(const proto::PlaceRequest& r, cons
         store_.record_placement(job, row, opened);
         record_steering_advice(row.decision, r.job_id, name, profile);
         if (name == r.node)
-            mine = proto::PlaceReply{row.decision, mode, row.gpus, row.predicted_slowdown, false, "", {}, {}};
+            mine = proto::PlaceReply{
+                .decision = row.decision, .mode = mode, .gpus = row.gpus, .predicted_slowdown = row.predicted_slowdown};
         log_info("job " + std::to_string(r.job_id) + " on " + name + ": GPUs " + proto::gpu_list(p.gpus) + " (" +
                  row.mode + ", one placement over " + std::to_string(request.nodes) + " nodes" + note + ", decision " +
                  std::to_string(row.decision) + ", predicted slowdown " + std::to_string(row.predicted_slowdown) + ")");

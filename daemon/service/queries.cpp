@@ -1,5 +1,6 @@
 // What colocctl reads: status, nodes, jobs, history, explain and metrics. Every authenticated
 // user may ask; jobs, history and explain show a plain user only their own jobs (visible_to).
+#include <algorithm>
 #include <ctime>
 #include <tuple>
 
@@ -49,6 +50,7 @@ json Service::on_status(const proto::Request&, const proto::Identity&) {
         {"observations", counters_.observations},
         {"steering", steering_.enabled() ? "on" : "off"},
     };
+    hardware_status(status);
     store_status(status);
     reconcile_status(status);
     return {{"status", status}};
@@ -80,7 +82,7 @@ json Service::on_nodes(const proto::Request&, const proto::Identity&) {
 namespace {
 
 // A job's record as colocctl reads it (proto/jobs.hpp), with its placements.
-proto::JobRecord job_record(Store& store, const JobRow& job) {
+proto::JobRecord job_record(Store& store, const JobRow& job, const model::ProfileCatalogue& catalogue) {
     proto::JobRecord r;
     r.job_id = job.job_id;
     r.uid = job.uid;
@@ -88,6 +90,10 @@ proto::JobRecord job_record(Store& store, const JobRow& job) {
     r.job_name = job.job_name;
     r.partition = job.partition;
     r.profile = job.profile;
+    // colocd keeps the name typed; what it placed by is the default profile (catalogue lookup).
+    r.profile_unknown = !job.profile.empty() && !catalogue.find(job.profile);
+    if (const auto iter = store.last_iter_time(job.job_id))
+        r.measured_slowdown = std::max(1.0, *iter / catalogue.lookup(job.profile).iter_time_s);
     r.state = job.state;
     r.submit = job.first_seen;
     r.start = job.start;
@@ -103,7 +109,7 @@ proto::JobRecord job_record(Store& store, const JobRow& job) {
 
 }  // namespace
 
-json Service::job_json(const JobRow& job) { return job_record(store_, job).to_json(); }
+json Service::job_json(const JobRow& job) { return job_record(store_, job, catalogue_).to_json(); }
 
 json Service::on_jobs(const proto::Request& req, const proto::Identity& who) {
     const int limit = static_cast<int>(proto::get_int_or(req.body, "limit", 1000, 1, 100000));
@@ -131,7 +137,7 @@ json Service::on_history(const proto::Request& req, const proto::Identity& who) 
                 jobs.push_back(job_json(j));
                 continue;
             }
-            proto::JobRecord entry = job_record(store_, j);
+            proto::JobRecord entry = job_record(store_, j, catalogue_);
             entry.colocations.emplace();
             for (const ColocationRow& c : store_.colocations_of(j.job_id))
                 entry.colocations->push_back(
@@ -143,7 +149,7 @@ json Service::on_history(const proto::Request& req, const proto::Identity& who) 
     auto job = store_.job(job_id);
     if (!job || !visible_to(job->uid, who))
         throw ProtoError(code::kNotFound, "job " + std::to_string(job_id) + " is not in the history");
-    proto::JobRecord entry = job_record(store_, *job);
+    proto::JobRecord entry = job_record(store_, *job, catalogue_);
     entry.colocations.emplace();
     for (const ColocationRow& c : store_.colocations_of(job_id)) {
         std::int64_t other = c.job_a == job_id ? c.job_b : c.job_a;
@@ -158,6 +164,7 @@ json Service::on_explain(const proto::Request& req, const proto::Identity& who) 
     if (!job || !visible_to(job->uid, who))
         throw ProtoError(code::kNotFound, "job " + std::to_string(job_id) + " is not in the history");
     json decisions = json::array();
+    const proto::JobRecord record = job_record(store_, *job, catalogue_);
     for (const PlacementRow& p : store_.placements_of(job_id)) {
         json alternatives = explain_candidates(p.alternatives);
         decisions.push_back({{"decision", p.decision},
@@ -165,6 +172,8 @@ json Service::on_explain(const proto::Request& req, const proto::Identity& who) 
                              {"mode", p.mode},
                              {"gpus", p.gpus},
                              {"predicted_slowdown", p.predicted_slowdown},
+                             {"measured_slowdown", record.measured_slowdown ? json(*record.measured_slowdown) : json()},
+                             {"profile", record.profile_shown()},
                              {"source", p.source},
                              {"model", model_->name()},
                              {"profiles", catalogue_.size()},

@@ -75,6 +75,7 @@ Service::Service(Config config, JobGpusLookup::Query job_gpus, JobGresLookup::Qu
       started_at_(now_s()),
       job_gpus_(std::move(job_gpus)),
       job_gres_(std::move(job_gres)) {
+    hardware_notes_ = init_hardware();
     load_learned_params();
     recover_running_jobs();
 }

@@ -143,7 +143,8 @@ private:
     WorkerPool openers_{kOpeners};
 
     // Launch (daemon/service/launch.cpp, multinode.cpp): the plugin's reports.
-    proto::json on_place(const proto::Request&, const proto::Identity&);
+    proto::json on_place(const proto::Request&, const proto::Identity&);  // place_step, and an unknown profile said
+    proto::json place_step(const proto::Request&);
     proto::json on_started(const proto::Request&, const proto::Identity&);
     proto::json on_ended(const proto::Request&, const proto::Identity&);
     // A place request on its way through on_place's steps.
@@ -205,6 +206,11 @@ private:
     proto::json on_observe(const proto::Request&, const proto::Identity&);
     void load_learned_params();
 
+    // GPU hardware (daemon/service/hardware.cpp): each node type's GPUs told to the model, and
+    // what colocd.yaml or the data leave to a fallback (logged at start, shown by status).
+    std::vector<std::string> init_hardware();
+    void hardware_status(proto::json& status) const;
+
     void recover_running_jobs();
     void reload_from_store();
     const model::JobProfile* profile_for(const std::string& name) const;
@@ -222,6 +228,7 @@ private:
     Store store_;
     model::ProfileCatalogue catalogue_;
     std::unique_ptr<model::InterferenceModel> model_;
+    std::vector<std::string> hardware_notes_;
     place::ColocPolicy policy_;
     place::ClusterState cluster_;
     struct PhaseSlot {

@@ -46,7 +46,7 @@ std::optional<json> Service::resolve_slots(Placing& p) {
     }
     if (r.slots > 0) return std::nullopt;
     // No slots here (a CPU-only job): nothing to place, nothing to record; the plugin remembers it.
-    proto::PlaceReply none{0, GpuMode::Bind, {}, 1.0, false, ""};
+    proto::PlaceReply none{.mode = GpuMode::Bind};
     none.slots = 0;
     return none.to_json();
 }

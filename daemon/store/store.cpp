@@ -83,6 +83,10 @@ CREATE TABLE steering_advice (
 CREATE INDEX colocations_at ON colocations(node, start);
 DROP INDEX colocations_b;
 )sql",
+        // 5 -> 6: a job's latest observation, shown beside its predicted slowdown.
+        R"sql(
+CREATE INDEX observations_job ON observations(job_id, id);
+)sql",
     };
     return list;
 }
@@ -143,7 +147,8 @@ constexpr const char* kPlacementColumns =
 struct Store::Statements {
     Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement, end_job,
         end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements, colocations_of, count_jobs,
-        save_params, load_params, insert_observation, count_observations, insert_advice, select_advice;
+        save_params, load_params, insert_observation, count_observations, last_observation, insert_advice,
+        select_advice;
 
     explicit Statements(sqlite3* db)
         : upsert_job(db, sql::kUpsertJob),
@@ -170,6 +175,7 @@ struct Store::Statements {
           insert_observation(
               db, "INSERT INTO observations (job_id, time, iter_time_s, neighbours) VALUES (?1, ?2, ?3, ?4)"),
           count_observations(db, "SELECT count(*) FROM observations"),
+          last_observation(db, "SELECT iter_time_s FROM observations WHERE job_id = ?1 ORDER BY id DESC LIMIT 1"),
           insert_advice(db, sql::kInsertAdvice),
           select_advice(db, "SELECT advice FROM steering_advice WHERE decision = ?1") {}
 };
@@ -425,6 +431,14 @@ std::int64_t Store::count_observations() {
     std::int64_t n = s.int64(0);
     s.reset();
     return n;
+}
+
+std::optional<double> Store::last_iter_time(std::int64_t job_id) {
+    auto& s = st_->last_observation.reset().bind(1, job_id);
+    std::optional<double> out;
+    if (s.step()) out = s.real(0);
+    s.reset();
+    return out;
 }
 
 std::optional<std::string> Store::load_model_params(const std::string& name) {

@@ -19,7 +19,7 @@
 
 namespace coloc::daemon {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // Whether a write is in the database or only in the backlog.
 enum class Durability { Stored, Queued };
@@ -85,6 +85,8 @@ public:
                             const std::string& neighbours_json, const std::string& model_name,
                             const std::string& params_json);
     std::int64_t count_observations();
+    // The iteration time the job's latest stored observation measured, if any.
+    std::optional<double> last_iter_time(std::int64_t job_id);
     std::optional<std::string> load_model_params(const std::string& name);
 
     Database& db() { return *db_; }

@@ -232,7 +232,12 @@ TEST_CASE("started, ended and reply messages round trip") {
     json be = e.to_json();
     be["elapsed_s"] = -1;
     CHECK(code_of([&] { EndedReport::from_json(be); }) == code::kBadField);
-    PlaceReply p{9, GpuMode::Bind, {2, 3}, 1.25, true, "queued", {}, {}};
+    PlaceReply p{.decision = 9,
+                 .mode = GpuMode::Bind,
+                 .gpus = {2, 3},
+                 .predicted_slowdown = 1.25,
+                 .reused = true,
+                 .durability = "queued"};
     PlaceReply p2 = PlaceReply::from_json(p.to_json());
     CHECK(p2.decision == 9);
     CHECK(p2.gpus == std::vector<int>{2, 3});

@@ -39,9 +39,10 @@ JobRecord ended_job() {
 
 TEST_CASE("jobs: a job record keeps the keys colocd has always sent, nulls for what is unknown") {
     const json j = ended_job().to_json();
-    CHECK(keys(j) == std::set<std::string>{"job_id", "uid", "user", "job_name", "partition", "profile", "state",
-                                           "submit", "start", "end", "exit_status", "elapsed_s", "end_reason",
-                                           "placements"});
+    CHECK(keys(j) == std::set<std::string>{"job_id", "uid", "user", "job_name", "partition", "profile",
+                                           "profile_unknown", "measured_slowdown", "state", "submit", "start", "end",
+                                           "exit_status", "elapsed_s", "end_reason", "placements"});
+    CHECK(j["measured_slowdown"].is_null());
     CHECK(j["end_reason"].is_null());
     CHECK(j["elapsed_s"] == 90.5);
     CHECK(keys(j["placements"][0]) == std::set<std::string>{"decision", "node", "mode", "gpus", "predicted_slowdown",

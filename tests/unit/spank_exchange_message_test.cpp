@@ -31,7 +31,12 @@ TEST_CASE("spank: the child's message round trip, with each error") {
 
 TEST_CASE("spank: the child's message carries colocd's reply, the slot count and a skip") {
     ExchangeMessage m;
-    m.reply = coloc::proto::PlaceReply{7, GpuMode::Bind, {1, 3}, 1.5, true, "queued", {}, {}};
+    m.reply = coloc::proto::PlaceReply{.decision = 7,
+                                       .mode = GpuMode::Bind,
+                                       .gpus = {1, 3},
+                                       .predicted_slowdown = 1.5,
+                                       .reused = true,
+                                       .durability = "queued"};
     const auto back = decode(encode(m));
     REQUIRE(back.has_value());
     REQUIRE(back->reply.has_value());

@@ -11,6 +11,7 @@
 #include "proto/errors.hpp"
 #include "spank/local_state.hpp"
 #include "spank/placement.hpp"
+#include "spank/user_notice.hpp"
 #include "tests/unit/test_env.hpp"
 
 using namespace coloc::spank;
@@ -520,4 +521,21 @@ TEST_CASE("spank: started is reported once colocd placed the step, without holdi
     report_started(w.config, bind_job(6), local, w.services());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     CHECK(w.calls().size() == 2);
+}
+
+TEST_CASE("spank: colocd's word that the profile is unknown reaches the step, for the line in its stderr") {
+    World w;
+    w.colocd = [](const json&) {
+        json r = reply("bind", {2}, 7);
+        r["profile_unknown"] = true;
+        return r;
+    };
+    UserOptions o;
+    o.profile = "bert-larg";
+    CHECK(w.place(bind_job(8), o).profile_unknown);
+    CHECK(unknown_profile_line("bert-larg") ==
+          "coloc: --coloc-profile 'bert-larg' is not a profile colocd knows; placed as 'default' (colocctl jobs shows "
+          "it as default (unknown: bert-larg))");
+    w.colocd = [](const json&) { return reply("bind", {1}, 9); };
+    CHECK_FALSE(w.place(bind_job(9), o).profile_unknown);
 }
