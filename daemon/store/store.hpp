@@ -19,7 +19,7 @@
 
 namespace coloc::daemon {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // Whether a write is in the database or only in the backlog.
 enum class Durability { Stored, Queued };
@@ -86,6 +86,10 @@ public:
                             const std::string& params_json);
     std::int64_t count_observations();
     std::optional<std::string> load_model_params(const std::string& name);
+
+    // A figure of a job that ran alone; solo_runs() reads back what is stored, by key and job.
+    void record_solo_run(const SoloRunWrite& run);
+    std::vector<SoloRunWrite> solo_runs();
 
     Database& db() { return *db_; }
 
