@@ -22,7 +22,8 @@ constexpr const char* kProfileDefault = "name,kind,iter_time_s,iter_time_from,ru
 }  // namespace
 
 void add_profiles_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
-    auto* cmd = app.add_subcommand("profiles", "show catalogued and learned profiles and where their figures came from");
+    auto* cmd =
+        app.add_subcommand("profiles", "show catalogued and learned profiles and where their figures came from");
     static bool learned_only = false;
     cmd->add_flag("-l,--learned", learned_only, "only profiles with a figure learned from solo runs");
     cmd->callback([&opts, &exit_code] {

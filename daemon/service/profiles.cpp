@@ -45,7 +45,9 @@ void Service::record_solo_runtime(std::int64_t job_id, std::int64_t now) {
 
 namespace {
 
-std::string runs_text(int runs) { return "learned from " + std::to_string(runs) + (runs == 1 ? " solo run" : " solo runs"); }
+std::string runs_text(int runs) {
+    return "learned from " + std::to_string(runs) + (runs == 1 ? " solo run" : " solo runs");
+}
 
 }  // namespace
 
