@@ -81,3 +81,28 @@ note "predicted speed after: $after"
 awk -v b="$before" -v a="$after" -v r="$reported_speed" \
     'BEGIN { d0 = r - b; d1 = r - a; if (d1 < 0) d1 = -d1; exit !(d1 < d0 / 2) }' ||
     fail "the prediction did not move halfway toward the reported speed $reported_speed: $before before, $after after"
+
+note "a job without a profile runs alone and reports: its user and job name get a learned profile"
+learned="$(id -un)/solo-train"
+id=$(submit -p bind -w n2 --gres=gpuslot:1 -J solo-train <<PY
+#!/usr/bin/env python3
+import sys, time
+sys.path.insert(0, "$ITEST_REPO/client")
+import coloc_report
+if not coloc_report.init():
+    sys.exit("coloc_report.init() found no coloc job in the environment")
+reporter = coloc_report._reporter
+for _ in range(5):
+    coloc_report.iteration(0.5)
+coloc_report.close()
+time.sleep(1.5)  # a runtime of whole seconds
+sys.exit(0 if reporter.sent == 1 else 1)
+PY
+)
+wait_jobs 30 "$id"
+assert_job_ok "$id"
+profile_line() { colocctl profiles --learned -P -h -o name,kind,iter_time_s,iter_time_from,runtime_from | grep "^$learned|"; }
+runtime_learned() { profile_line | grep -q '|learned from 1 solo run$'; }
+wait_for 20 runtime_learned || fail "colocctl profiles after the solo run: '$(profile_line)'"
+assert_eq "$learned|learned|0.500|learned from 1 solo run|learned from 1 solo run" "$(profile_line)" \
+    "the learned profile of $learned"
