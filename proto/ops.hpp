@@ -9,9 +9,9 @@
 
 namespace coloc::proto {
 
-enum class Op { Place, Started, Ended, Status, Nodes, Jobs, History, Explain, Observe, Metrics, Steering };
+enum class Op { Place, Started, Ended, Status, Nodes, Jobs, History, Explain, Observe, Metrics, Steering, Profiles };
 
-inline constexpr std::array<std::pair<Op, const char*>, 11> kOpNames = {{
+inline constexpr std::array<std::pair<Op, const char*>, 12> kOpNames = {{
     {Op::Place, "place"},
     {Op::Started, "started"},
     {Op::Ended, "ended"},
@@ -23,6 +23,7 @@ inline constexpr std::array<std::pair<Op, const char*>, 11> kOpNames = {{
     {Op::Observe, "observe"},
     {Op::Metrics, "metrics"},
     {Op::Steering, "steering"},
+    {Op::Profiles, "profiles"},
 }};
 
 // The op's name on the wire.

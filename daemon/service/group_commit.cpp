@@ -60,6 +60,7 @@ std::vector<std::string> Service::handle_round(const std::vector<std::string_vie
 
 void Service::reload_from_store() {
     cluster_ = place::ClusterState(cfg_.topology);
+    load_solo_runs();
     recover_running_jobs();
     load_learned_params();
 }

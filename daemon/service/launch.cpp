@@ -77,9 +77,9 @@ std::optional<json> Service::earlier_decision(const Placing& p) {
     return std::nullopt;
 }
 
-void Service::resolve_how(Placing& p) const {
+void Service::resolve_how(Placing& p) {
     p.mode = resolve_mode(cfg_, p.r);
-    p.profile = profile_for(p.r.profile);
+    p.profile = profile_for(p.r.profile, user_names_.of(p.r.job_uid, p.now), p.r.job_name);
 }
 
 void Service::check_step_gpus(const Placing& p) const {
@@ -159,7 +159,7 @@ json Service::record_on_node(const Placing& p, const NodeChoice& choice) {
 
     store_.record_placement(job, row, opened);  // stored or queued before anything is acknowledged
     record_steering_advice(row.decision, r.job_id, r.node, *p.profile);
-    occupy(r.job_id, r.profile, p.node, gpus, /*enforce_slots=*/p.mode == GpuMode::Bind, now);
+    occupy(r.job_id, p.profile, p.node, gpus, /*enforce_slots=*/p.mode == GpuMode::Bind, now);
     ++counters_.placements;
     metrics_.predicted_slowdown.observe(row.predicted_slowdown);
     log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" + row.mode +
@@ -198,6 +198,7 @@ json Service::on_ended(const proto::Request& req, const proto::Identity&) {
             if (p.node != node) still_elsewhere = true;
     store_.record_ended(r.job_id, r.node, when, r.exit_status, r.elapsed_s, !still_elsewhere);
     if (node >= 0) release(r.job_id, node);
+    if (!still_elsewhere) record_solo_runtime(r.job_id, now_s());
     ++counters_.ended;
     return {{"known", store_.job(r.job_id).has_value()}};
 }

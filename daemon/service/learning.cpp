@@ -1,6 +1,7 @@
 // Learning: a job's measured iteration time (from the job itself or a monitor) with the
 // neighbours it has now teaches the model, when the model learns (model::Learner); what it
-// learned is stored with the observation and loaded again at start.
+// learned is stored with the observation and loaded again at start. A report from a job
+// that runs alone is its profile's solo truth (daemon/service/profiles.cpp).
 #include <algorithm>
 
 #include "daemon/log.hpp"
@@ -47,7 +48,8 @@ json Service::on_observe(const proto::Request& req, const proto::Identity& who) 
     json listed = json::array();
     for (const auto& n : neighbours)
         listed.push_back({{"profile", n.profile->name}, {"where", model::to_string(n.where)}});
-    const double solo = running->profile->iter_time_s;
+    // The solo truth: what solo runs of the profile reported, else what the profile declares.
+    const double solo = learned_.solo_iter_time(*running->profile);
     const double measured = std::max(1.0, iter_time / solo);
     const double predicted = model_->slowdown(*running->profile, neighbours);
     std::string params = "{}";
@@ -64,6 +66,7 @@ json Service::on_observe(const proto::Request& req, const proto::Identity& who) 
     } else {
         store_.record_observation(job_id, now_s(), iter_time, listed.dump(), model_->name(), params);
     }
+    if (neighbours.empty()) record_solo_iter_time(*job, iter_time, now_s());
     ++counters_.observations;
     metrics_.observed_slowdown.observe(measured);
     const model::Prediction now = model_->predict(*running->profile, neighbours);

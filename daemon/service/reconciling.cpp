@@ -72,7 +72,7 @@ Service::ReconcileSummary Service::reconcile(const SlurmSnapshot& slurm) {
         row.created = a.since;
         store_.record_placement(job, row, {});
         store_.record_started(a.job_id, a.since);
-        occupy(a.job_id, "", node, row.gpus, /*enforce_slots=*/false, a.since);
+        occupy(a.job_id, profile_for(""), node, row.gpus, /*enforce_slots=*/false, a.since);
         log_info("job " + std::to_string(a.job_id) + " on " + a.where.node + ": adopted from Slurm (GPUs " +
                  (row.gpus.empty() ? std::string("unknown") : proto::gpu_list(row.gpus)) + ")");
     }

@@ -53,6 +53,7 @@ const Service::Route Service::kRoutes[] = {
     {Op::Metrics, Role::User, &Service::on_metrics},
     // Reading is for everyone; switching ({"enabled": ...}) for admins.
     {Op::Steering, Role::User, &Service::on_steering, "switch node steering", "enabled"},
+    {Op::Profiles, Role::User, &Service::on_profiles},
 };
 
 std::span<const Service::Route> Service::routes() { return kRoutes; }
@@ -77,6 +78,7 @@ Service::Service(Config config, JobGpusLookup::Query job_gpus, JobGresLookup::Qu
       job_gres_(std::move(job_gres)) {
     hardware_notes_ = init_hardware();
     load_learned_params();
+    load_solo_runs();
     recover_running_jobs();
 }
 
@@ -163,9 +165,12 @@ bool Service::visible_to(std::int64_t job_uid, const proto::Identity& who) const
     return access_.is_admin(who.uid) || job_uid == static_cast<std::int64_t>(who.uid);
 }
 
-const model::JobProfile* Service::profile_for(const std::string& name) const { return &catalogue_.lookup(name); }
+const model::JobProfile* Service::profile_for(const std::string& name, const std::string& user,
+                                              const std::string& job_name) const {
+    return &learned_.profile_for(name, user, job_name);
+}
 
-void Service::occupy(std::int64_t job_id, const std::string& profile, int node, const std::vector<int>& gpus,
+void Service::occupy(std::int64_t job_id, const model::JobProfile* profile, int node, const std::vector<int>& gpus,
                      bool enforce_slots, std::int64_t since) {
     auto id = static_cast<place::JobId>(job_id);
     place::Placement p{node, gpus};
@@ -176,7 +181,7 @@ void Service::occupy(std::int64_t job_id, const std::string& profile, int node, 
     }
     place::RunningJob job;
     job.id = id;
-    job.profile = profile_for(profile);
+    job.profile = profile;
     job.where = {p};
     job.since = static_cast<double>(since);
     cluster_.add(std::move(job), enforce_slots);
@@ -199,7 +204,8 @@ void Service::recover_running_jobs() {
         int node = cfg_.topology.node_index(p.node);
         if (node < 0) continue;  // the node left colocd.yaml; its history stays in the store
         auto job = store_.job(p.job_id);
-        occupy(p.job_id, job ? job->profile : "", node, p.gpus, /*enforce_slots=*/false, p.created);
+        occupy(p.job_id, job ? profile_for(job->profile, job->user, job->job_name) : profile_for(""), node, p.gpus,
+               /*enforce_slots=*/false, p.created);
     }
 }
 
@@ -231,7 +237,7 @@ void Service::adopt(const std::string& node_name, const proto::LocalPlacement& l
         store_.record_ended(local.job_id, node_name, local.ended, local.exit_status, local.elapsed_s, true);
         return;
     }
-    occupy(local.job_id, "", node, local.gpus, /*enforce_slots=*/false, job.first_seen);
+    occupy(local.job_id, profile_for(""), node, local.gpus, /*enforce_slots=*/false, job.first_seen);
 }
 
 }  // namespace coloc::daemon

@@ -23,6 +23,7 @@
 #include "daemon/store/store.hpp"
 #include "daemon/worker_pool.hpp"
 #include "model/catalogue.hpp"
+#include "model/learned_profiles.hpp"
 #include "model/model.hpp"
 #include "place/cluster_state.hpp"
 #include "place/coloc_policy.hpp"
@@ -163,7 +164,7 @@ private:
     Placing parse_place(const proto::Request& req) const;
     void adopt_fallbacks(const Placing& p);
     std::optional<proto::json> earlier_decision(const Placing& p);
-    void resolve_how(Placing& p) const;
+    void resolve_how(Placing& p);
     // Bind slots the request leaves to colocd: read from Slurm (once per job) into p.r.slots;
     // the reply itself when the job holds none here (daemon/service/slots.cpp).
     std::optional<proto::json> resolve_slots(Placing& p);
@@ -213,9 +214,18 @@ private:
 
     void recover_running_jobs();
     void reload_from_store();
-    const model::JobProfile* profile_for(const std::string& name) const;
+    // The profile a job runs with: the one it names, else the one learned for its user and
+    // job name, else the default (model::LearnedProfiles).
+    const model::JobProfile* profile_for(const std::string& name, const std::string& user = "",
+                                         const std::string& job_name = "") const;
+    // Learned profiles (daemon/service/profiles.cpp): the solo runs stored, read at start; a
+    // job's figure recorded when it ran alone.
+    void load_solo_runs();
+    void record_solo_iter_time(const JobRow& job, double iter_time_s, std::int64_t now);
+    void record_solo_runtime(std::int64_t job_id, std::int64_t now);
+    proto::json on_profiles(const proto::Request&, const proto::Identity&);
     void adopt(const std::string& node, const proto::LocalPlacement& local, std::int64_t now);
-    void occupy(std::int64_t job_id, const std::string& profile, int node, const std::vector<int>& gpus,
+    void occupy(std::int64_t job_id, const model::JobProfile* profile, int node, const std::vector<int>& gpus,
                 bool enforce_slots, std::int64_t since);
     void release(std::int64_t job_id, int node);
     // The job's phase slot on its shared links, chosen at its first placement (phase_slots.cpp).
@@ -227,6 +237,7 @@ private:
     Access access_;
     Store store_;
     model::ProfileCatalogue catalogue_;
+    model::LearnedProfiles learned_{catalogue_};
     std::unique_ptr<model::InterferenceModel> model_;
     std::vector<std::string> hardware_notes_;
     place::ColocPolicy policy_;

@@ -51,12 +51,18 @@ struct ObservationWrite {
     double iter_time_s = 0;
     std::string neighbours_json, model_name, params_json;
 };
+struct SoloRunWrite {  // a figure of a job that ran alone (model/learned_profiles.hpp)
+    std::string key;
+    bool learned = false;
+    std::int64_t job_id = 0, time = 0;
+    std::optional<double> iter_time_s, runtime_s;  // the one given; the other is kept
+};
 struct AdviceWrite {  // what node steering advised for a decision
     std::int64_t decision = 0, job_id = 0;
     std::string node, advice;
 };
-using StoreWrite =
-    std::variant<PlacementWrite, StartedWrite, EndedWrite, ClosedWrite, ParamsWrite, ObservationWrite, AdviceWrite>;
+using StoreWrite = std::variant<PlacementWrite, StartedWrite, EndedWrite, ClosedWrite, ParamsWrite, ObservationWrite,
+                                AdviceWrite, SoloRunWrite>;
 
 // A request that would write while the backlog is full; colocd answers it `unavailable`.
 class BacklogFull : public std::runtime_error {

@@ -87,6 +87,19 @@ DROP INDEX colocations_b;
         R"sql(
 CREATE INDEX observations_job ON observations(job_id, id);
 )sql",
+        // 6 -> 7: what jobs that ran alone took: their profile's solo figures, or (a job that
+        // names no catalogued profile) those of a profile learned for its user and job name.
+        R"sql(
+CREATE TABLE solo_runs (
+    key         TEXT NOT NULL,
+    learned     INTEGER NOT NULL,
+    job_id      INTEGER NOT NULL,
+    iter_time_s REAL,
+    runtime_s   REAL,
+    time        INTEGER NOT NULL,
+    PRIMARY KEY (key, job_id)
+);
+)sql",
     };
     return list;
 }
@@ -137,6 +150,11 @@ UPDATE jobs SET end = ?2, exit_status = ?3, elapsed_s = ?4, state = 'ended', end
 constexpr const char* kEndJobByColocd = R"(
 UPDATE jobs SET end = COALESCE(end, ?2), exit_status = COALESCE(exit_status, ?3), state = 'ended', end_reason = ?4
 WHERE job_id = ?1 AND state != 'ended')";
+// A job's later figure of one kind replaces its earlier one; the other kind is kept.
+constexpr const char* kUpsertSoloRun = R"(
+INSERT INTO solo_runs (key, learned, job_id, iter_time_s, runtime_s, time) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+ON CONFLICT (key, job_id) DO UPDATE SET iter_time_s = COALESCE(excluded.iter_time_s, solo_runs.iter_time_s),
+    runtime_s = COALESCE(excluded.runtime_s, solo_runs.runtime_s), time = excluded.time)";
 constexpr const char* kJobColumns =
     "job_id, uid, user, job_name, partition, profile, first_seen, start, end, exit_status, elapsed_s, state, "
     "end_reason";
@@ -148,7 +166,7 @@ struct Store::Statements {
     Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement, end_job,
         end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements, colocations_of, count_jobs,
         save_params, load_params, insert_observation, count_observations, last_observation, insert_advice,
-        select_advice;
+        select_advice, upsert_solo_run, solo_runs;
 
     explicit Statements(sqlite3* db)
         : upsert_job(db, sql::kUpsertJob),
@@ -177,7 +195,10 @@ struct Store::Statements {
           count_observations(db, "SELECT count(*) FROM observations"),
           last_observation(db, "SELECT iter_time_s FROM observations WHERE job_id = ?1 ORDER BY id DESC LIMIT 1"),
           insert_advice(db, sql::kInsertAdvice),
-          select_advice(db, "SELECT advice FROM steering_advice WHERE decision = ?1") {}
+          select_advice(db, "SELECT advice FROM steering_advice WHERE decision = ?1"),
+          upsert_solo_run(db, sql::kUpsertSoloRun),
+          solo_runs(db,
+                    "SELECT key, learned, job_id, iter_time_s, runtime_s, time FROM solo_runs ORDER BY key, job_id") {}
 };
 
 namespace {
@@ -303,6 +324,24 @@ void Store::record_observation(std::int64_t job_id, std::int64_t time, double it
     write(ObservationWrite{job_id, time, iter_time_s, neighbours_json, model_name, params_json});
 }
 
+void Store::record_solo_run(const SoloRunWrite& run) { write(run); }
+
+std::vector<SoloRunWrite> Store::solo_runs() {
+    auto& s = st_->solo_runs.reset();
+    std::vector<SoloRunWrite> out;
+    while (s.step()) {
+        SoloRunWrite r;
+        r.key = s.text(0);
+        r.learned = s.int64(1) != 0;
+        r.job_id = s.int64(2);
+        if (!s.is_null(3)) r.iter_time_s = s.real(3);
+        if (!s.is_null(4)) r.runtime_s = s.real(4);
+        r.time = s.int64(5);
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
 void Store::apply(const StoreWrite& write) {
     if (const auto* w = std::get_if<PlacementWrite>(&write)) {
         const JobRow& job = w->job;
@@ -366,6 +405,15 @@ void Store::apply(const StoreWrite& write) {
         st_->save_params.reset().bind(1, o->model_name).bind(2, o->params_json).bind(3, o->time).run();
     } else if (const auto* a = std::get_if<AdviceWrite>(&write)) {
         st_->insert_advice.reset().bind(1, a->decision).bind(2, a->job_id).bind(3, a->node).bind(4, a->advice).run();
+    } else if (const auto* r = std::get_if<SoloRunWrite>(&write)) {
+        auto& u = st_->upsert_solo_run.reset()
+                      .bind(1, r->key)
+                      .bind(2, static_cast<std::int64_t>(r->learned))
+                      .bind(3, r->job_id)
+                      .bind(6, r->time);
+        if (r->iter_time_s) u.bind(4, *r->iter_time_s);
+        if (r->runtime_s) u.bind(5, *r->runtime_s);
+        u.run();
     }
 }
 

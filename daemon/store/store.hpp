@@ -19,7 +19,7 @@
 
 namespace coloc::daemon {
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 // Whether a write is in the database or only in the backlog.
 enum class Durability { Stored, Queued };
@@ -88,6 +88,10 @@ public:
     // The iteration time the job's latest stored observation measured, if any.
     std::optional<double> last_iter_time(std::int64_t job_id);
     std::optional<std::string> load_model_params(const std::string& name);
+
+    // A figure of a job that ran alone; solo_runs() reads back what is stored, by key and job.
+    void record_solo_run(const SoloRunWrite& run);
+    std::vector<SoloRunWrite> solo_runs();
 
     Database& db() { return *db_; }
 
