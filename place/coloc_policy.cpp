@@ -8,6 +8,7 @@
 #include "place/candidate_nodes.hpp"
 #include "place/node_scorer.hpp"
 #include "place/prediction_cache.hpp"
+#include "place/sharing_rule.hpp"
 
 namespace coloc::place {
 
@@ -156,7 +157,7 @@ public:
         keep_best_set(scorer);
     }
 
-    Decision decide(double max_loss_per_gpu) {
+    Decision decide(double max_loss_per_gpu, bool sharing_rule) {
         Decision d;
         if (static_cast<int>(per_node_.size()) < request_.nodes) {
             d.reason = "no node has " + std::to_string(request_.gpus_per_node) + " GPU(s) with a free slot" +
@@ -171,11 +172,35 @@ public:
                        " per GPU) exceeds the admission limit (" + std::to_string(max_loss_per_gpu) + ")";
             return d;
         }
+        if (sharing_rule && !rule_lets_it_start(d)) return d;
         d.placed = true;
         return d;
     }
 
 private:
+    // The sharing rule on the chosen candidate; false when the job is to wait instead. A job that the
+    // cluster has idle GPUs for now is never held (the engine chose to share, not to wait).
+    bool rule_lets_it_start(Decision& d) const {
+        if (!request_.outlook) return true;
+        const SharingVerdict v = judge_sharing(state_, request_, d.chosen, *request_.outlook);
+        d.sharing = v.why;
+        if (!v.hold) return true;
+        if (idle_fits()) {
+            d.sharing = "shares: GPUs of its own are idle elsewhere, so it is not held (" + v.why + ")";
+            return true;
+        }
+        d.reason = "the sharing rule holds it: " + v.why;
+        return false;
+    }
+
+    bool idle_fits() const {
+        if (request_.allowed_nodes.empty())
+            return state_.nodes_with_at_least(Capacity::Idle, request_.gpus_per_node) >= request_.nodes;
+        int fit = 0;
+        for (int n : request_.allowed_nodes) fit += state_.idle_gpus(n) >= request_.gpus_per_node;
+        return fit >= request_.nodes;
+    }
+
     // What a node must beat to matter: the n-th best loss so far, one per node, for a job on n
     // nodes (a job on n nodes needs only the n best).
     double cut() const { return static_cast<int>(top_.size()) == request_.nodes ? top_.back() : kNone; }
@@ -323,8 +348,8 @@ std::vector<std::vector<int>> gpu_subsets(const std::vector<int>& gpus, int k, s
     return out;
 }
 
-ColocPolicy::ColocPolicy(const model::InterferenceModel& model, ColocOptions options)
-    : model_(&model), options_(options), reused_(std::make_unique<Reused>()) {
+ColocPolicy::ColocPolicy(const model::InterferenceModel& model, ColocOptions options, std::string name)
+    : model_(&model), options_(options), name_(std::move(name)), reused_(std::make_unique<Reused>()) {
     if (options.reuse_predictions) reused_->cache = std::make_unique<PredictionCache>();
 }
 
@@ -340,7 +365,7 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
     Reused& r = *reused_;
     Search search(state, *model_, request, keep, r.cache.get(), r.scorer, r.here, r.eligible);
     for (int node : search.nodes_in_order(options_.max_nodes_scored)) search.score_node(node);
-    return search.decide(options_.max_loss_per_gpu);
+    return search.decide(options_.max_loss_per_gpu, options_.sharing_rule);
 }
 
 }  // namespace coloc::place
