@@ -32,7 +32,7 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
         return v;
     }
     if (!outlook.time || !(outlook.work_s > 0)) {
-        v.why = "shares a GPU: no queue or run time known to weigh a wait against";
+        v.why = "shares a GPU: no queue or run time is known to weigh a wait against, so it is not held";
         return v;
     }
     // Extra time, own and the neighbours'.
@@ -60,9 +60,8 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
     v.hold = !(v.wait_s > cost);
     v.why = std::string(v.hold ? "held: " : "shares: ") + "sharing adds " + seconds(v.own_extra_s) +
             " to the job and " + seconds(v.neighbours_extra_s) + " to its neighbours; GPUs of its own expected in " +
-            (v.wait_s >= cost && !v.hold ? "over " + seconds(cost) : seconds(v.wait_s)) + " (" +
-            std::to_string(need) + " GPUs wanted, " + std::to_string(std::max(0, outlook.gpus_ahead)) +
-            " of them by jobs queued ahead)";
+            (v.wait_s >= cost && !v.hold ? "over " + seconds(cost) : seconds(v.wait_s)) + " (" + std::to_string(need) +
+            " GPUs wanted, " + std::to_string(std::max(0, outlook.gpus_ahead)) + " of them by jobs queued ahead)";
     return v;
 }
 
