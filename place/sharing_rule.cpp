@@ -16,6 +16,14 @@ std::string seconds(double s) {
 
 }  // namespace
 
+double gpus_freed_by(const ClusterState& state, const RunningJob& job) {
+    double freed = 0;
+    for (const Placement& p : job.where)
+        for (int g : p.gpus)
+            if (const int used = state.used_slots(p.node, g); used > 0) freed += 1.0 / used;
+    return freed;
+}
+
 bool takes_shared_gpu(const ClusterState& state, const Candidate& c) {
     for (const Placement& p : c.where)
         for (int g : p.gpus)

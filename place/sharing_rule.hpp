@@ -62,6 +62,10 @@ bool takes_shared_gpu(const ClusterState& state, const Candidate& c);
 SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& request, const Candidate& c,
                              const SharingOutlook& outlook);
 
+// The GPUs `job` gives back when it ends, in proportion of the slots it holds on each (a GPU
+// shared by two frees half).
+double gpus_freed_by(const ClusterState& state, const RunningJob& job);
+
 // The expected wait for `need` idle GPUs from running jobs' expected ends, one implementation
 // for the replay and the daemon: `ends` visits (expected end, job) pairs in ascending order of
 // end until it returns false. A job ending frees each of its GPUs in proportion of the slots
@@ -73,11 +77,7 @@ double wait_for_idle(const ClusterState& state, double now, int need, double eno
     if (idle >= need) return 0;
     double wait = std::numeric_limits<double>::infinity();
     ends([&](double end, const RunningJob& job) {
-        for (const Placement& p : job.where)
-            for (int g : p.gpus) {
-                const int used = state.used_slots(p.node, g);
-                if (used > 0) idle += 1.0 / used;
-            }
+        idle += gpus_freed_by(state, job);
         if (idle + 1e-9 >= need || end - now >= enough) {
             wait = end > now ? end - now : 0.0;
             return false;

@@ -114,11 +114,35 @@ public:
     }
 
     // What the sharing rule asks (place::TimeOutlook): from the time limits, as a scheduler knows.
+    // place::wait_for_idle's walk, kept for the batch of events: the running jobs' ends and the
+    // GPUs they free add up once, and each question finds its answer in that prefix (a binary
+    // search) or walks it further, so a pass walks the running jobs at most once, not once per
+    // decision. (Jobs started within the pass are not in it; they end after most of those that are.)
     double wait_for_idle_gpus(int gpus, double enough) const override {
-        return place::wait_for_idle(state_, now_, gpus, enough, [&](auto&& visit) {
-            for (const auto& [end, j] : expected_)
-                if (!visit(end, *state_.find(static_cast<place::JobId>(j)))) return;
-        });
+        const double want = gpus - (state_.topology().total_gpus() - state_.busy_gpus()) - 1e-9;
+        if (want <= 0) return 0;
+        if (!walk_.valid) {
+            walk_.valid = true;
+            walk_.at = expected_.begin();
+            walk_.ends.clear();
+            walk_.freed.clear();
+        }
+        auto found = std::lower_bound(walk_.freed.begin(), walk_.freed.end(), want);
+        while (found == walk_.freed.end() && walk_.at != expected_.end() &&
+               (walk_.ends.empty() || walk_.ends.back() - now_ < enough)) {
+            const double before = walk_.freed.empty() ? 0.0 : walk_.freed.back();
+            walk_.freed.push_back(
+                before + place::gpus_freed_by(state_, *state_.find(static_cast<place::JobId>(walk_.at->second))));
+            walk_.ends.push_back(walk_.at->first);
+            ++walk_.at;
+            if (walk_.freed.back() >= want) found = walk_.freed.end() - 1;
+        }
+        if (found == walk_.freed.end()) {
+            if (walk_.ends.empty() || walk_.ends.back() - now_ < enough) return kInf;  // never frees enough
+            return walk_.ends.back() - now_;                                           // at least this: enough to know
+        }
+        const double end = walk_.ends[static_cast<std::size_t>(found - walk_.freed.begin())];
+        return end > now_ ? end - now_ : 0.0;
     }
     double remaining_s(const place::RunningJob& job) const override {
         const double end = job.since + jobs_[static_cast<std::size_t>(job.id)].limit;
@@ -134,6 +158,7 @@ public:
             double t_arr = next_arrival < n ? jobs_[next_arrival].submit : kInf;
             const double now = std::min(t_end, t_arr);
             now_ = now;
+            walk_.valid = false;  // ends below change the running jobs
             bool ended = false;
             while (!heap_.empty() && finish_[static_cast<std::size_t>(heap_.top())] <= now) {
                 end(heap_.top(), now);
@@ -424,6 +449,13 @@ private:
     std::size_t queue_live_ = 0;
     std::int64_t queued_gpus_ = 0;  // GPUs the queued jobs ask for
     double now_ = 0;                // the time of the events being handled
+    // wait_for_idle_gpus's walk over expected_ in this batch of events.
+    struct Walk {
+        bool valid = false;
+        std::set<std::pair<double, int>>::const_iterator at;  // the next to walk
+        std::vector<double> ends, freed;                      // walked: their ends, GPUs freed by then
+    };
+    mutable Walk walk_;
     double shadow_ = kInf;
     int extra_ = 0;
 
