@@ -127,21 +127,23 @@ public:
             walk_.ends.clear();
             walk_.freed.clear();
         }
-        auto found = std::lower_bound(walk_.freed.begin(), walk_.freed.end(), want);
-        while (found == walk_.freed.end() && walk_.at != expected_.end() &&
+        // Positions, not iterators: walking further grows the vectors.
+        std::size_t found = static_cast<std::size_t>(std::lower_bound(walk_.freed.begin(), walk_.freed.end(), want) -
+                                                     walk_.freed.begin());
+        while (found == walk_.freed.size() && walk_.at != expected_.end() &&
                (walk_.ends.empty() || walk_.ends.back() - now_ < enough)) {
             const double before = walk_.freed.empty() ? 0.0 : walk_.freed.back();
             walk_.freed.push_back(
                 before + place::gpus_freed_by(state_, *state_.find(static_cast<place::JobId>(walk_.at->second))));
             walk_.ends.push_back(walk_.at->first);
             ++walk_.at;
-            if (walk_.freed.back() >= want) found = walk_.freed.end() - 1;
+            if (walk_.freed.back() < want) found = walk_.freed.size();
         }
-        if (found == walk_.freed.end()) {
+        if (found == walk_.freed.size()) {
             if (walk_.ends.empty() || walk_.ends.back() - now_ < enough) return kInf;  // never frees enough
             return walk_.ends.back() - now_;                                           // at least this: enough to know
         }
-        const double end = walk_.ends[static_cast<std::size_t>(found - walk_.freed.begin())];
+        const double end = walk_.ends[found];
         return end > now_ ? end - now_ : 0.0;
     }
     double remaining_s(const place::RunningJob& job) const override {
