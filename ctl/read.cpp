@@ -255,6 +255,8 @@ void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
                           << st.value("least_extra_weight", 0) << "), "
                           << (st.value("followed", false) ? "followed" : "not followed") << ", features "
                           << cell("features", st.value("features", json::array())) << "\n";
+            if (const std::string why = d.value("sharing", std::string()); !why.empty())
+                std::cout << "  sharing: " << why << "\n";
             json rows = json::array();
             int rank = 1;
             for (const auto& c : d["candidates"]) {

@@ -33,6 +33,7 @@ namespace {
 
 struct ReplayArgs {
     std::string trace, format, policies = "exclusive,slurm,pack,spread,coloc";
+    std::string sharing = "rule";
     bool skip_bad = false;
     std::string config;
     int nodes = replay::DefaultCluster::nodes, gpus_per_node = replay::DefaultCluster::gpus_per_node;
@@ -238,11 +239,12 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
 
     replay::ReplaySetup setup;
     setup.topology = &topology;
-    setup.policies = place::parse_policy_list(a.policies);
+    setup.policies = place::parse_policy_list(a.policies, replay::replay_policy_names());
     setup.model = placement_model.get();
     setup.truth = truth;
     setup.coloc.max_nodes_scored = a.coloc_max_nodes;
     if (a.coloc_max_loss > 0) setup.coloc.max_loss_per_gpu = a.coloc_max_loss;
+    setup.coloc.sharing_rule = a.sharing == "rule";
     setup.sim.backfill_depth = a.backfill_depth;
     auto progress = std::make_shared<Progress>();
     progress->on = !a.no_progress && isatty(STDERR_FILENO);
@@ -332,7 +334,8 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     cmd->add_option("--format", a.format,
                     "sacct|jobcomp|coloc-history|swf|helios|gavel|tiresias; detected from the content when left out");
     cmd->add_flag("--skip-bad", a.skip_bad, "skip and count malformed lines instead of stopping at the first");
-    cmd->add_option("--policy", a.policies, "policies to compare, comma-separated")->capture_default_str();
+    cmd->add_option("--policy", a.policies, "policies to compare, comma-separated (also: oracle)")
+        ->capture_default_str();
     cmd->add_option("--config", a.config, "take the cluster (node types, nodes, links) from this colocd.yaml");
     cmd->add_option("--nodes", a.nodes, "nodes of the default cluster")
         ->check(CLI::Range(1, 100000))
@@ -377,6 +380,11 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     cmd->add_option("--coloc-max-loss", a.coloc_max_loss,
                     "coloc declines a placement losing more than this per GPU (the job waits); 0 = never")
         ->check(CLI::Range(0.0, 1e9));
+    cmd->add_option("--sharing", a.sharing,
+                    "rule: coloc shares a GPU only when that is expected to finish sooner than waiting for GPUs "
+                    "of its own; always: whenever a slot is free")
+        ->check(CLI::IsMember({"rule", "always"}))
+        ->capture_default_str();
     cmd->add_option("--out", a.out, "also write jobs.csv, summary.json and plots (SVG, PNG) into this directory");
     cmd->add_flag("--no-plots", a.no_plots, "with --out: write the plot data and script, do not run gnuplot");
     cmd->add_flag("--json", a.json, "print the JSON summary instead of the table");

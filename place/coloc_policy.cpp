@@ -8,6 +8,7 @@
 #include "place/candidate_nodes.hpp"
 #include "place/node_scorer.hpp"
 #include "place/prediction_cache.hpp"
+#include "place/sharing_rule.hpp"
 
 namespace coloc::place {
 
@@ -103,14 +104,22 @@ std::vector<int> greedy_set(int want, const std::vector<int>& eligible, Loss los
     return set;
 }
 
+// Storage a decision's search keeps for the next one (nothing a decision depends on), so
+// that a decision allocates little.
+struct SearchStorage {
+    ScorerScratch scorer;
+    std::vector<Scored> here;         // a node's scored sets, when explaining
+    std::vector<Scored> per_node;     // the best set per node among the best nodes
+    std::vector<double> top, lowest;  // the search's bounds
+    std::vector<int> eligible;        // a node's GPUs the job may take
+};
+
 }  // namespace
 
 // What ColocPolicy's decisions reuse, one decision at a time (see the header).
 struct ColocPolicy::Reused {
     std::mutex lock;
-    ScorerScratch scorer;
-    std::vector<Scored> here;                // a node's scored sets, when explaining
-    std::vector<int> eligible;               // a node's GPUs the job may take
+    SearchStorage search;
     std::unique_ptr<PredictionCache> cache;  // with reuse_predictions
 };
 
@@ -122,7 +131,7 @@ namespace {
 class Search {
 public:
     Search(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request, int keep,
-           PredictionCache* cache, ScorerScratch& scorer, std::vector<Scored>& here, std::vector<int>& eligible)
+           PredictionCache* cache, SearchStorage& kept)
         : state_(state),
           model_(model),
           request_(request),
@@ -131,11 +140,17 @@ public:
           ranking_(keep > 1 && single_),
           prune_(keep <= 1),
           cache_(cache),
-          scorer_scratch_(scorer),
-          here_(here),
-          eligible_(eligible),
+          scorer_scratch_(kept.scorer),
+          here_(kept.here),
+          eligible_(kept.eligible),
           link_harm_(state, model, request, cache),
-          lighter_{Preferred{state}} {}
+          lighter_{Preferred{state}},
+          per_node_(kept.per_node),
+          top_(kept.top),
+          lowest_(kept.lowest) {
+        top_.clear();
+        lowest_.clear();
+    }
 
     // The nodes worth scoring, the likeliest winners first so that the bound prunes early.
     std::vector<int> nodes_in_order(int max_nodes_scored) const {
@@ -148,7 +163,7 @@ public:
         eligible_into(state_, request_, node, eligible_);
         if (static_cast<int>(eligible_.size()) < request_.gpus_per_node) return;
         node_ = node;
-        best_ = Scored{};
+        best_.node = -1;  // none yet (its GPU list keeps its storage)
         here_count_ = 0;
         NodeScorer scorer(state_, model_, request_, node, single_ ? nullptr : &link_harm_, cache_, scorer_scratch_);
         choose_sets(scorer);
@@ -156,9 +171,9 @@ public:
         keep_best_set(scorer);
     }
 
-    Decision decide(double max_loss_per_gpu) {
+    Decision decide(double max_loss_per_gpu, bool sharing_rule) {
         Decision d;
-        if (static_cast<int>(per_node_.size()) < request_.nodes) {
+        if (static_cast<int>(per_node_count_) < request_.nodes) {
             d.reason = "no node has " + std::to_string(request_.gpus_per_node) + " GPU(s) with a free slot" +
                        (request_.nodes > 1 ? " on " + std::to_string(request_.nodes) + " nodes" : "");
             return d;
@@ -171,11 +186,35 @@ public:
                        " per GPU) exceeds the admission limit (" + std::to_string(max_loss_per_gpu) + ")";
             return d;
         }
+        if (sharing_rule && !rule_lets_it_start(d)) return d;
         d.placed = true;
         return d;
     }
 
 private:
+    // The sharing rule on the chosen candidate; false when the job is to wait instead. A job that the
+    // cluster has idle GPUs for now is never held (the engine chose to share, not to wait).
+    bool rule_lets_it_start(Decision& d) const {
+        if (!request_.outlook) return true;
+        const SharingVerdict v = judge_sharing(state_, request_, d.chosen, *request_.outlook);
+        d.sharing = v.why;
+        if (!v.hold) return true;
+        if (idle_fits()) {
+            d.sharing = "shares: GPUs of its own are idle elsewhere, so it is not held (" + v.why + ")";
+            return true;
+        }
+        d.reason = "the sharing rule holds it: " + v.why;
+        return false;
+    }
+
+    bool idle_fits() const {
+        if (request_.allowed_nodes.empty())
+            return state_.nodes_with_at_least(Capacity::Idle, request_.gpus_per_node) >= request_.nodes;
+        int fit = 0;
+        for (int n : request_.allowed_nodes) fit += state_.idle_gpus(n) >= request_.gpus_per_node;
+        return fit >= request_.nodes;
+    }
+
     // What a node must beat to matter: the n-th best loss so far, one per node, for a job on n
     // nodes (a job on n nodes needs only the n best).
     double cut() const { return static_cast<int>(top_.size()) == request_.nodes ? top_.back() : kNone; }
@@ -247,12 +286,17 @@ private:
             best_single_ = scorer.candidate(best_.gpus);
         top_.insert(std::upper_bound(top_.begin(), top_.end(), best_.loss), best_.loss);
         if (static_cast<int>(top_.size()) > request_.nodes) top_.pop_back();
-        per_node_.push_back(std::move(best_));
+        if (per_node_count_ == per_node_.size()) per_node_.emplace_back();
+        Scored& kept = per_node_[per_node_count_++];
+        kept.node = best_.node;
+        kept.gpus.assign(best_.gpus.begin(), best_.gpus.end());
+        kept.loss = best_.loss;
     }
 
     // A multi-node job: the best nodes' sets together, scored as one candidate.
     Candidate join_best_nodes() {
-        std::sort(per_node_.begin(), per_node_.end(), lighter_);
+        const auto end = per_node_.begin() + static_cast<long>(per_node_count_);
+        std::sort(per_node_.begin(), end, lighter_);
         std::vector<Placement> where;
         for (int i = 0; i < request_.nodes; ++i) where.push_back({per_node_[i].node, per_node_[i].gpus});
         std::sort(where.begin(), where.end(), by_node);
@@ -286,11 +330,12 @@ private:
     Scored best_;  // its best set so far (node -1: none yet)
     std::size_t here_count_ = 0;
     // The decision so far.
-    std::vector<Ranked> ranked_;    // when explaining: each node's best sets
-    std::vector<Scored> per_node_;  // the best set per node that is among the best nodes
-    Candidate best_single_;         // the best one-node candidate, worked out in full
-    std::vector<double> top_;       // the best losses, one per node, as many as the job needs nodes
-    std::vector<double> lowest_;    // when explaining: the `keep` lowest losses so far, ascending
+    std::vector<Ranked> ranked_;     // when explaining: each node's best sets
+    std::vector<Scored>& per_node_;  // the best set per node that is among the best nodes (count below)
+    std::size_t per_node_count_ = 0;
+    Candidate best_single_;        // the best one-node candidate, worked out in full
+    std::vector<double>& top_;     // the best losses, one per node, as many as the job needs nodes
+    std::vector<double>& lowest_;  // when explaining: the `keep` lowest losses so far, ascending
 };
 
 }  // namespace
@@ -323,8 +368,8 @@ std::vector<std::vector<int>> gpu_subsets(const std::vector<int>& gpus, int k, s
     return out;
 }
 
-ColocPolicy::ColocPolicy(const model::InterferenceModel& model, ColocOptions options)
-    : model_(&model), options_(options), reused_(std::make_unique<Reused>()) {
+ColocPolicy::ColocPolicy(const model::InterferenceModel& model, ColocOptions options, std::string name)
+    : model_(&model), options_(options), name_(std::move(name)), reused_(std::make_unique<Reused>()) {
     if (options.reuse_predictions) reused_->cache = std::make_unique<PredictionCache>();
 }
 
@@ -338,9 +383,9 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
     }
     const std::lock_guard lock(reused_->lock);
     Reused& r = *reused_;
-    Search search(state, *model_, request, keep, r.cache.get(), r.scorer, r.here, r.eligible);
+    Search search(state, *model_, request, keep, r.cache.get(), r.search);
     for (int node : search.nodes_in_order(options_.max_nodes_scored)) search.score_node(node);
-    return search.decide(options_.max_loss_per_gpu);
+    return search.decide(options_.max_loss_per_gpu, options_.sharing_rule);
 }
 
 }  // namespace coloc::place

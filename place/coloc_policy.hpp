@@ -30,13 +30,18 @@ struct ColocOptions {
     // change (ClusterState's change stamps) or the model's predictions do (its version()): a
     // PredictionCache in the policy. Decisions are the same with it or without.
     bool reuse_predictions = false;
+    // The sharing rule (place/sharing_rule.hpp): with a request's outlook, hold a job back from a
+    // shared GPU when waiting for GPUs of its own is expected to finish the work sooner. Off =
+    // share whenever a slot is free (for comparison).
+    bool sharing_rule = true;
 };
 
 class ColocPolicy final : public Policy {
 public:
-    explicit ColocPolicy(const model::InterferenceModel& model, ColocOptions options = {});
+    // `name`: what the policy is called in reports (the replay's oracle is this engine too).
+    explicit ColocPolicy(const model::InterferenceModel& model, ColocOptions options = {}, std::string name = "coloc");
     ~ColocPolicy() override;
-    std::string name() const override { return "coloc"; }
+    std::string name() const override { return name_; }
     // Safe from several threads at once: decisions take turns at what they reuse.
     Decision place(const ClusterState& state, const JobRequest& request, int keep = 1) const override;
     const ColocOptions& options() const { return options_; }
@@ -46,6 +51,7 @@ private:
     struct Reused;
     const model::InterferenceModel* model_;
     ColocOptions options_;
+    std::string name_;
     // Behind a lock so that const place() stays safe from several threads (steering, tests and
     // benchmarks share a policy); no decision depends on what an earlier one left in it.
     std::unique_ptr<Reused> reused_;

@@ -15,6 +15,8 @@
 
 namespace coloc::place {
 
+struct SharingOutlook;  // place/sharing_rule.hpp
+
 struct JobRequest {
     JobId id = 0;
     const model::JobProfile* profile = nullptr;  // never null
@@ -25,6 +27,9 @@ struct JobRequest {
     // Narrow mode on several nodes: the GPUs Slurm gave the job on each node (node, GPUs). A
     // node listed here may use only its own list; allowed_gpus holds for the others.
     std::vector<std::pair<int, std::vector<int>>> allowed_gpus_per_node;
+    // What the sharing rule weighs a wait with (the queue, expected ends); null = no queue known,
+    // the job is never held for it.
+    const SharingOutlook* outlook = nullptr;
 
     // Whether the request may take `gpu` of `node` (one rule for every policy).
     bool allows(int node, int gpu) const;
@@ -47,7 +52,8 @@ struct Candidate {
 
 struct Decision {
     bool placed = false;
-    std::string reason;  // why not, when not placed
+    std::string reason;   // why not, when not placed
+    std::string sharing;  // the sharing rule's verdict on the chosen candidate (coloc policy), for explain
     Candidate chosen;
     std::vector<Candidate> ranked;  // best first, at most the requested number, chosen included
 };

@@ -8,9 +8,9 @@ namespace coloc::place {
 
 namespace {
 
-std::string known_list() {
+std::string known_list(const std::vector<std::string>& known = policy_names()) {
     std::string out;
-    for (const auto& n : policy_names()) out += (out.empty() ? "" : ", ") + n;
+    for (const auto& n : known) out += (out.empty() ? "" : ", ") + n;
     return out;
 }
 
@@ -31,7 +31,7 @@ std::unique_ptr<Policy> make_policy(const std::string& name, const model::Interf
     throw std::invalid_argument("unknown policy '" + name + "' (known: " + known_list() + ")");
 }
 
-std::vector<std::string> parse_policy_list(const std::string& list) {
+std::vector<std::string> parse_policy_list(const std::string& list, const std::vector<std::string>& known_names) {
     std::vector<std::string> out;
     std::size_t start = 0;
     while (start <= list.size()) {
@@ -40,10 +40,11 @@ std::vector<std::string> parse_policy_list(const std::string& list) {
         while (!name.empty() && name.front() == ' ') name.erase(name.begin());
         while (!name.empty() && name.back() == ' ') name.pop_back();
         if (name.empty())
-            throw std::invalid_argument("empty policy name in '" + list + "' (known: " + known_list() + ")");
+            throw std::invalid_argument("empty policy name in '" + list + "' (known: " + known_list(known_names) + ")");
         bool known = false;
-        for (const auto& n : policy_names()) known = known || n == name;
-        if (!known) throw std::invalid_argument("unknown policy '" + name + "' (known: " + known_list() + ")");
+        for (const auto& n : known_names) known = known || n == name;
+        if (!known)
+            throw std::invalid_argument("unknown policy '" + name + "' (known: " + known_list(known_names) + ")");
         for (const auto& seen : out)
             if (seen == name) throw std::invalid_argument("policy '" + name + "' is listed twice");
         out.push_back(name);

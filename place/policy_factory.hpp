@@ -19,7 +19,11 @@ const std::vector<std::string>& policy_names();
 std::unique_ptr<Policy> make_policy(const std::string& name, const model::InterferenceModel* model,
                                     const ColocOptions& coloc = {});
 
-// Splits "a,b,c" and checks every name; throws std::invalid_argument as make_policy does.
-std::vector<std::string> parse_policy_list(const std::string& list);
+// Splits "a,b,c" and checks every name against `known`; throws std::invalid_argument as
+// make_policy does.
+std::vector<std::string> parse_policy_list(const std::string& list, const std::vector<std::string>& known);
+inline std::vector<std::string> parse_policy_list(const std::string& list) {
+    return parse_policy_list(list, policy_names());
+}
 
 }  // namespace coloc::place

@@ -10,6 +10,15 @@ place::Capacity capacity_of(const std::string& policy) {
     return policy == "exclusive" ? place::Capacity::Idle : place::Capacity::Open;
 }
 
+const std::vector<std::string>& replay_policy_names() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n = place::policy_names();
+        n.push_back("oracle");
+        return n;
+    }();
+    return names;
+}
+
 ReplayResult run_replay(const Workload& workload, const ReplaySetup& setup) {
     if (!setup.topology) throw std::invalid_argument("replay: no cluster");
     if (!setup.truth) throw std::invalid_argument("replay: no truth model");
@@ -20,7 +29,9 @@ ReplayResult run_replay(const Workload& workload, const ReplaySetup& setup) {
         // running jobs until their neighbours change.
         place::ColocOptions coloc = setup.coloc;
         coloc.reuse_predictions = true;
-        auto policy = place::make_policy(name, name == "coloc" ? setup.model : nullptr, coloc);
+        // The oracle: coloc's engine and rule, placing by the truth itself.
+        auto policy = name == "oracle" ? std::make_unique<place::ColocPolicy>(*setup.truth, coloc, "oracle")
+                                       : place::make_policy(name, name == "coloc" ? setup.model : nullptr, coloc);
         if (setup.on_policy) setup.on_policy(name);
         result.runs.push_back(
             simulate(*setup.topology, *policy, capacity_of(name), *setup.truth, workload.jobs, setup.sim));

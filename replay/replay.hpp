@@ -29,6 +29,10 @@ struct ReplayResult {
     std::vector<Summary> summaries;
 };
 
+// The policies a replay knows: make_policy's and `oracle`, coloc's engine and sharing rule with
+// the truth as its model (how much a better model would still win).
+const std::vector<std::string>& replay_policy_names();
+
 // What a job needs on a node under `policy`: idle GPUs for exclusive, GPUs with a free slot for
 // the others.
 place::Capacity capacity_of(const std::string& policy);

@@ -6,6 +6,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "place/sharing_rule.hpp"
+
 namespace coloc::replay {
 
 namespace {
@@ -81,7 +83,7 @@ private:
     std::vector<int> pos_;
 };
 
-class Sim {
+class Sim final : public place::TimeOutlook {
 public:
     Sim(const place::Topology& topo, const place::Policy& policy, place::Capacity units,
         const model::InterferenceModel& truth, const std::vector<ReplayJob>& jobs, const SimOptions& options)
@@ -111,6 +113,44 @@ public:
         node_units_.assign(topo.nodes().size(), -1);
     }
 
+    // What the sharing rule asks (place::TimeOutlook): from the time limits, as a scheduler knows.
+    // place::wait_for_idle's walk, kept for the batch of events: the running jobs' ends and the
+    // GPUs they free add up once, and each question finds its answer in that prefix (a binary
+    // search) or walks it further, so a pass walks the running jobs at most once, not once per
+    // decision. (Jobs started within the pass are not in it; they end after most of those that are.)
+    double wait_for_idle_gpus(int gpus, double enough) const override {
+        const double want = gpus - (state_.topology().total_gpus() - state_.busy_gpus()) - 1e-9;
+        if (want <= 0) return 0;
+        if (!walk_.valid) {
+            walk_.valid = true;
+            walk_.at = expected_.begin();
+            walk_.ends.clear();
+            walk_.freed.clear();
+        }
+        // Positions, not iterators: walking further grows the vectors.
+        std::size_t found = static_cast<std::size_t>(std::lower_bound(walk_.freed.begin(), walk_.freed.end(), want) -
+                                                     walk_.freed.begin());
+        while (found == walk_.freed.size() && walk_.at != expected_.end() &&
+               (walk_.ends.empty() || walk_.ends.back() - now_ < enough)) {
+            const double before = walk_.freed.empty() ? 0.0 : walk_.freed.back();
+            walk_.freed.push_back(
+                before + place::gpus_freed_by(state_, *state_.find(static_cast<place::JobId>(walk_.at->second))));
+            walk_.ends.push_back(walk_.at->first);
+            ++walk_.at;
+            if (walk_.freed.back() < want) found = walk_.freed.size();
+        }
+        if (found == walk_.freed.size()) {
+            if (walk_.ends.empty() || walk_.ends.back() - now_ < enough) return kInf;  // never frees enough
+            return walk_.ends.back() - now_;                                           // at least this: enough to know
+        }
+        const double end = walk_.ends[found];
+        return end > now_ ? end - now_ : 0.0;
+    }
+    double remaining_s(const place::RunningJob& job) const override {
+        const double end = job.since + jobs_[static_cast<std::size_t>(job.id)].limit;
+        return end > now_ ? end - now_ : 0.0;
+    }
+
     PolicyRun run() {
         auto t0 = std::chrono::steady_clock::now();
         const std::size_t n = jobs_.size();
@@ -119,6 +159,8 @@ public:
             double t_end = heap_.empty() ? kInf : finish_[static_cast<std::size_t>(heap_.top())];
             double t_arr = next_arrival < n ? jobs_[next_arrival].submit : kInf;
             const double now = std::min(t_end, t_arr);
+            now_ = now;
+            walk_.valid = false;  // ends below change the running jobs
             bool ended = false;
             while (!heap_.empty() && finish_[static_cast<std::size_t>(heap_.top())] <= now) {
                 end(heap_.top(), now);
@@ -152,11 +194,13 @@ private:
         queue_.push_back(j);
         queued_[static_cast<std::size_t>(j)] = 1;
         ++queue_live_;
+        queued_gpus_ += jobs_[static_cast<std::size_t>(j)].gpus();
         ++run_.events;
     }
     void dequeue(std::size_t pos) {
         queued_[static_cast<std::size_t>(queue_[pos])] = 0;
         --queue_live_;
+        queued_gpus_ -= jobs_[static_cast<std::size_t>(queue_[pos])].gpus();
         while (head_ < queue_.size() && !queued_[static_cast<std::size_t>(queue_[head_])]) ++head_;
         if (head_ > 4096 && head_ * 2 > queue_.size()) compact();
     }
@@ -189,10 +233,14 @@ private:
         return r;
     }
 
-    // Asks the policy; starts the job when placed.
-    bool try_start(int j, double now) {
+    // Asks the policy; starts the job when placed. `gpus_ahead`: GPUs the jobs queued ahead of
+    // it ask for.
+    bool try_start(int j, double now, int gpus_ahead) {
         ++run_.decisions;
-        place::Decision d = policy_.place(state_, request(j));
+        place::JobRequest r = request(j);
+        place::SharingOutlook outlook{this, jobs_[static_cast<std::size_t>(j)].limit, gpus_ahead};
+        if (options_.outlook) r.outlook = &outlook;
+        place::Decision d = policy_.place(state_, r);
         if (!d.placed) {
             ++run_.declined;
             return false;
@@ -209,34 +257,39 @@ private:
                 reserve(now, h, false);
                 break;
             }
-            if (!try_start(h, now)) {
+            if (!try_start(h, now, 0)) {
                 reserve(now, h, true);
                 break;
             }
             dequeue(head_);
         }
         if (head_ >= queue_.size()) return;
-        backfill(now, head_ + 1);
+        backfill(now, head_ + 1, jobs_[static_cast<std::size_t>(queue_[head_])].gpus());
     }
 
     // Only new jobs arrived: the state is as the last pass left it, so its reservation holds
     // and only the new jobs can be candidates.
     void arrivals_pass(double now, std::size_t first_new) {
         if (head_ >= queue_.size()) return;
-        backfill(now, std::max(first_new, head_ + 1));
+        std::int64_t arrived = 0;
+        for (std::size_t pos = first_new; pos < queue_.size(); ++pos)
+            arrived += jobs_[static_cast<std::size_t>(queue_[pos])].gpus();
+        backfill(now, std::max(first_new, head_ + 1), static_cast<int>(queued_gpus_ - arrived));
     }
 
-    void backfill(double now, std::size_t from) {
+    // `ahead`: GPUs asked for by the queued jobs before `from`.
+    void backfill(double now, std::size_t from, int ahead) {
         int examined = 0;
         for (std::size_t pos = from; pos < queue_.size() && examined < options_.backfill_depth; ++pos) {
             int q = queue_[pos];
             if (!queued_[static_cast<std::size_t>(q)]) continue;
             ++examined;
             const ReplayJob& job = jobs_[static_cast<std::size_t>(q)];
-            if (!fits(job)) continue;
             const bool before_shadow = now + job.limit <= shadow_;
-            if (!before_shadow && job.gpus() > extra_) continue;
-            if (!try_start(q, now)) continue;
+            if (!fits(job) || (!before_shadow && job.gpus() > extra_) || !try_start(q, now, ahead)) {
+                ahead += job.gpus();
+                continue;
+            }
             ++run_.backfilled;
             if (!before_shadow) extra_ -= job.gpus();
             dequeue(pos);
@@ -396,6 +449,15 @@ private:
     std::vector<char> queued_;
     std::size_t head_ = 0;
     std::size_t queue_live_ = 0;
+    std::int64_t queued_gpus_ = 0;  // GPUs the queued jobs ask for
+    double now_ = 0;                // the time of the events being handled
+    // wait_for_idle_gpus's walk over expected_ in this batch of events.
+    struct Walk {
+        bool valid = false;
+        std::set<std::pair<double, int>>::const_iterator at;  // the next to walk
+        std::vector<double> ends, freed;                      // walked: their ends, GPUs freed by then
+    };
+    mutable Walk walk_;
     double shadow_ = kInf;
     int extra_ = 0;
 

@@ -13,7 +13,11 @@
 // ends by its time limit before the shadow time or uses only GPUs the reserved job leaves over
 // (counted in GPUs). Time limits serve planning only: a job slowed past its limit runs on.
 // When the policy declines to place the first job although GPUs are free (the coloc policy's
-// admission limit), the reservation is at the next expected end.
+// admission limit or the sharing rule), the reservation is at the next expected end.
+//
+// The sharing rule sees what a scheduler sees: each job's time limit as its expected run time,
+// running jobs' start + time limit as their expected ends, and the GPUs that the jobs queued
+// ahead of a job ask for (those a pass has not started).
 #pragma once
 
 #include <cstddef>
@@ -37,6 +41,9 @@ struct SimOptions {
     // Called after every batch of simultaneous events (tests check invariants with it).
     std::function<void(const place::ClusterState& state, double now)> observer;
     bool record_busy = true;  // the busy-GPU timeline (for plots and utilisation)
+    // Give each request the queue's outlook (place/sharing_rule.hpp): the jobs' time limits as
+    // their expected run times and ends, and the GPUs queued ahead, for the sharing rule.
+    bool outlook = true;
 };
 
 struct JobOutcome {

@@ -20,11 +20,14 @@ Trace synthetic_trace(const SyntheticOptions& o) {
         throw std::invalid_argument("synthetic trace: the daily swing must be in [0, 1)");
     std::vector<int> sizes;
     std::vector<double> weights;
-    for (auto [size, w] : kSizes)
-        if (size <= o.max_gpus) {
+    const std::vector<std::pair<int, double>> mix =
+        o.sizes.empty() ? std::vector<std::pair<int, double>>(std::begin(kSizes), std::end(kSizes)) : o.sizes;
+    for (auto [size, w] : mix)
+        if (size >= 1 && w > 0 && size <= o.max_gpus) {
             sizes.push_back(size);
             weights.push_back(w);
         }
+    if (sizes.empty()) throw std::invalid_argument("synthetic trace: no job size fits max_gpus");
     std::mt19937_64 rng(o.seed);
     std::discrete_distribution<int> size_of(weights.begin(), weights.end());
     std::lognormal_distribution<double> run_of(std::log(o.median_run_s), o.sigma);

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "replay/trace.hpp"
 
@@ -18,6 +20,9 @@ struct SyntheticOptions {
     double sigma = 1.5;
     double max_run_s = 2 * 86400;  // a common GPU partition MaxTime (48 h)
     int max_gpus = 64;             // sizes 1, 2, 4, ..., max_gpus
+    // Share of jobs by size (GPUs, weight); empty = the default mix (most ask for one GPU, few
+    // for many). Sizes above max_gpus are left out either way.
+    std::vector<std::pair<int, double>> sizes;
     // Daily cycle of the arrival rate: rate * (1 + daily_swing * sin(2 pi t / 1 day)), 0 <= swing
     // < 1. The mean load stays `offered_load`; at its peak more work arrives than the cluster
     // runs, so a queue builds in the day and drains at night, as on real clusters.

@@ -79,7 +79,13 @@ void AlternativesWriter::neighbour(std::int64_t job_id, const char* shares, doub
 std::string AlternativesWriter::finish() {
     std::string out;
     out.reserve(64 + 48 * effects_.size() + 128 * candidates_.size());
-    out += "{\"effects\":[";
+    out += '{';
+    if (!sharing_.empty()) {
+        out += "\"sharing\":";
+        put_string(out, sharing_);
+        out += ',';
+    }
+    out += "\"effects\":[";
     for (std::size_t i = 0; i < effects_.size(); ++i) {
         const Effect& e = effects_[i];
         out += i ? ",[" : "[";
@@ -113,7 +119,14 @@ std::string AlternativesWriter::finish() {
     out += "]}";
     effects_.clear();
     candidates_.clear();
+    sharing_.clear();
     return out;
+}
+
+std::string explain_sharing(const std::string& stored) {
+    proto::json j = proto::json::parse(stored, nullptr, false);
+    if (!j.is_object() || !j.contains("sharing") || !j["sharing"].is_string()) return "";
+    return j["sharing"].get<std::string>();
 }
 
 proto::json explain_candidates(const std::string& stored) {

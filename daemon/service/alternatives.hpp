@@ -23,6 +23,8 @@ public:
     void candidate(double job_slowdown, double harm, double loss);
     void where(std::string_view node, const std::vector<int>& gpus);
     void neighbour(std::int64_t job_id, const char* shares, double before, double after);
+    // The sharing rule's verdict on the chosen candidate (stored as "sharing"; none when empty).
+    void sharing(std::string_view why) { sharing_ = why; }
     // The stored text; the writer is empty again afterwards.
     std::string finish();
 
@@ -39,10 +41,13 @@ private:
     };
     std::vector<Effect> effects_;
     std::vector<Pending> candidates_;
+    std::string sharing_;
 };
 
 // The candidates as explain shows them: each with its neighbours in full. Reads the stored form
 // above and the full list stored before it; anything else gives an empty list.
 proto::json explain_candidates(const std::string& stored);
+// The sharing rule's verdict stored with them; empty when none was (older decisions).
+std::string explain_sharing(const std::string& stored);
 
 }  // namespace coloc::daemon

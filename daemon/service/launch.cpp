@@ -8,6 +8,7 @@
 #include "daemon/log.hpp"
 #include "daemon/service/alternatives.hpp"
 #include "daemon/service/service.hpp"
+#include "place/sharing_rule.hpp"
 #include "proto/errors.hpp"
 #include "proto/messages.hpp"
 
@@ -145,6 +146,7 @@ json Service::record_on_node(const Placing& p, const NodeChoice& choice) {
     row.created = now;
     AlternativesWriter alternatives;
     for (const auto& c : choice.decision.ranked) write_candidate(alternatives, c);
+    alternatives.sharing(choice.decision.sharing);
     row.alternatives = alternatives.finish();
 
     // Who this job will share something with, from now on.
@@ -176,6 +178,10 @@ place::Decision Service::decide(const place::JobRequest& request, int keep) {
     const double cpu0 = thread_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     place::Decision decision = policy_.place(cluster_, request, keep);
+    // Slurm has started the job and colocd sees no queue: the rule never holds it here, but
+    // explain says whether it shares and why.
+    if (decision.placed && decision.sharing.empty())
+        decision.sharing = place::judge_sharing(cluster_, request, decision.chosen, {}).why;
     metrics_.decision_seconds.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     metrics_.decision_cpu_seconds.observe(thread_cpu_seconds() - cpu0);
     return decision;

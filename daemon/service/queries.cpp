@@ -178,6 +178,7 @@ json Service::on_explain(const proto::Request& req, const proto::Identity& who) 
                              {"model", model_->name()},
                              {"profiles", catalogue_.size()},
                              {"candidates", alternatives},
+                             {"sharing", explain_sharing(p.alternatives)},
                              {"steering", steering_advice_of(p.decision)}});
     }
     return {{"explain", decisions}};

@@ -1,0 +1,76 @@
+#include "place/sharing_rule.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace coloc::place {
+
+namespace {
+
+std::string seconds(double s) {
+    char buf[32];
+    if (s == std::numeric_limits<double>::infinity()) return "never";
+    std::snprintf(buf, sizeof buf, "%.0f s", s);
+    return buf;
+}
+
+}  // namespace
+
+double gpus_freed_by(const ClusterState& state, const RunningJob& job) {
+    double freed = 0;
+    for (const Placement& p : job.where)
+        for (int g : p.gpus)
+            if (const int used = state.used_slots(p.node, g); used > 0) freed += 1.0 / used;
+    return freed;
+}
+
+bool takes_shared_gpu(const ClusterState& state, const Candidate& c) {
+    for (const Placement& p : c.where)
+        for (int g : p.gpus)
+            if (state.used_slots(p.node, g) > 0) return true;
+    return false;
+}
+
+SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& request, const Candidate& c,
+                             const SharingOutlook& outlook) {
+    SharingVerdict v;
+    v.shares = takes_shared_gpu(state, c);
+    if (!v.shares) {
+        v.why = "GPUs of its own: never held";
+        return v;
+    }
+    if (!outlook.time || !(outlook.work_s > 0)) {
+        v.why = "shares a GPU: no queue or run time is known to weigh a wait against, so it is not held";
+        return v;
+    }
+    // Extra time, own and the neighbours'.
+    const double s = std::max(1.0, c.job_slowdown);
+    const double alone_span = outlook.work_s * s;  // the job's time if its neighbours all stay
+    double overlap = 0;
+    for (const NeighbourEffect& e : c.effects) {
+        const RunningJob* job = state.find(e.id);
+        if (!job || !(e.after > e.before)) continue;
+        const double left = outlook.time->remaining_s(*job) * e.after / std::max(1.0, e.before);
+        const double together = std::min(alone_span, left);
+        overlap = std::max(overlap, together);
+        v.neighbours_extra_s += together * (1 - e.before / e.after);
+    }
+    // Neighbours that are not slowed still share the GPU while they run.
+    for (const Placement& p : c.where)
+        for (int g : p.gpus)
+            for (JobId id : state.jobs_on_gpu(p.node, g))
+                if (const RunningJob* job = state.find(id))
+                    overlap = std::max(overlap, std::min(alone_span, outlook.time->remaining_s(*job)));
+    v.own_extra_s = overlap * (1 - 1 / s);
+    const double cost = v.own_extra_s + v.neighbours_extra_s;
+    const int need = request.gpus_per_node * request.nodes + std::max(0, outlook.gpus_ahead);
+    v.wait_s = outlook.time->wait_for_idle_gpus(need, cost);
+    v.hold = !(v.wait_s > cost);
+    v.why = std::string(v.hold ? "held: " : "shares: ") + "sharing adds " + seconds(v.own_extra_s) +
+            " to the job and " + seconds(v.neighbours_extra_s) + " to its neighbours; GPUs of its own expected in " +
+            (v.wait_s >= cost && !v.hold ? "over " + seconds(cost) : seconds(v.wait_s)) + " (" + std::to_string(need) +
+            " GPUs wanted, " + std::to_string(std::max(0, outlook.gpus_ahead)) + " of them by jobs queued ahead)";
+    return v;
+}
+
+}  // namespace coloc::place
