@@ -132,6 +132,9 @@ Prediction ColocModel::transfer_prediction(const JobProfile& a, const JobProfile
 
 Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobProfile& b, const HardwareView& v) const {
     const GpuShareParams& p = v.gpu;
+    // Footprints that overflow this hardware's memory cannot co-run, whatever similar pairs did
+    // on GPUs with more of it.
+    if (!footprints_fit(a, b, p)) return {p.min_speed, kMeasuredSd};
     const bool same = same_type(a, b);
     const ReferenceTable* own = v.table >= 0 ? &tables_[static_cast<std::size_t>(v.table)] : nullptr;
     if (own && own->measured_pairs() > 0) {

@@ -107,9 +107,12 @@ double blend_with_prior(const KernelEstimate& e, double prior, const GpuSharePar
     return (e.weight * e.value + p.prior_weight * prior) / (e.weight + p.prior_weight);
 }
 
+bool footprints_fit(const JobProfile& a, const JobProfile& b, const GpuShareParams& p) {
+    return !(a.has("gpu_mem_gb") && b.has("gpu_mem_gb") && a.gpu_mem_gb + b.gpu_mem_gb > p.gpu_mem_capacity_gb);
+}
+
 double prior_gpu_speed(const JobProfile& a, const JobProfile& b, const GpuShareParams& p) {
-    if (a.has("gpu_mem_gb") && b.has("gpu_mem_gb") && a.gpu_mem_gb + b.gpu_mem_gb > p.gpu_mem_capacity_gb)
-        return p.min_speed;
+    if (!footprints_fit(a, b, p)) return p.min_speed;
     return 1.0 / (1.0 + busy(a) * busy(b) * (1.0 + p.slice_overhead));
 }
 

@@ -31,10 +31,13 @@ struct GpuShareParams {
     double min_speed = 0.02;          // predictions are clamped to [min_speed, 1]
 };
 
+// Whether both jobs' GPU memory footprints fit in one GPU of `p`'s memory; default (unknown)
+// footprints are no evidence that they do not.
+bool footprints_fit(const JobProfile& a, const JobProfile& b, const GpuShareParams& p);
+
 // Physics prior: job a is busy on the GPU a fraction u_a = max(sm_util, mem_bw_util) of its
 // solo time; beside b its busy time is stretched by b's busy share: slowdown 1 + u_a u_b (1+k).
-// Both footprints known and together above the GPU's memory: the pair cannot run (min_speed);
-// default footprints are no evidence of that.
+// Footprints that do not fit: the pair cannot run (min_speed).
 double prior_gpu_speed(const JobProfile& a, const JobProfile& b, const GpuShareParams& p);
 
 // Measured same-GPU speeds on one GPU type among reference jobs.
