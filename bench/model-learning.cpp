@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/targets.hpp"
 #include "model/coloc_model.hpp"
 #include "model/io/measurements_csv.hpp"
 #include "model/measurements.hpp"
@@ -134,12 +135,5 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "model-learning: %s\n", e.what());
         return 1;
     }
-    if (missed.empty()) {
-        std::printf("targets: met\n");
-        return 0;
-    }
-    std::printf("targets: missed:");
-    for (std::size_t i = 0; i < missed.size(); ++i) std::printf("%s %s", i ? ";" : "", missed[i].c_str());
-    std::printf("\n");
-    return 1;
+    return coloc::bench::print_targets(missed);
 }

@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/targets.hpp"
 #include "model/phase.hpp"
 #include "model/phase_compose.hpp"
 #include "model/phase_offset.hpp"
@@ -376,12 +377,5 @@ int main(int argc, char** argv) {
     la >> l1 >> l5 >> l15;
     std::printf("\nload average: %s %s %s\n", l1.c_str(), l5.c_str(), l15.c_str());
     fs::remove_all(s.dir);
-    if (missed.empty()) {
-        std::printf("targets: met\n");
-        return 0;
-    }
-    std::printf("targets: missed:");
-    for (auto& m : missed) std::printf(" %s;", m.c_str());
-    std::printf("\n");
-    return 1;
+    return coloc::bench::print_targets(missed);
 }
