@@ -11,7 +11,7 @@
 // jobs under 12 times that for 100,000 (the cost grows about linearly; the first 100,000 jobs
 // include the cluster filling up, which is cheaper than the steady state most of the 1,000,000
 // see). Times are CPU seconds of preparation (profiles, workload) plus replay, the fastest of a
-// few runs; the trace generation is shown apart, and the wall time of the whole bench at the end.
+// few runs (one at 1M once it is well past the target); the trace generation is shown apart, and the wall time of the whole bench at the end.
 // The judged runs must queue (mean wait above 0). Shown but not judged: 100,000 jobs at 70 %
 // without a cycle, where no job waits (2 slots per GPU hold more than the GPUs' time).
 #include <sched.h>
@@ -137,7 +137,9 @@ int main() {
     };
     const double began = wall();
     Run small = fastest(100'000, 3);
-    Run big = fastest(1'000'000, 2);
+    // Once well past the target, a second 1M run cannot change the verdict: it is skipped.
+    Run big = fastest(1'000'000, 1);
+    if (big.prepare_s + big.replay_s < 1.5 * kMaxSeconds) big = fastest(1'000'000, 2);
     print("100k", small);
     print("1M", big);
     const double big_s = big.prepare_s + big.replay_s, small_s = small.prepare_s + small.replay_s;

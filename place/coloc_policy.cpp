@@ -197,13 +197,14 @@ private:
     bool rule_lets_it_start(Decision& d) const {
         if (!request_.outlook) return true;
         const SharingVerdict v = judge_sharing(state_, request_, d.chosen, *request_.outlook);
-        d.sharing = v.why;
+        d.sharing = v.why();
         if (!v.hold) return true;
         if (idle_fits()) {
-            d.sharing = "shares: GPUs of its own are idle elsewhere, so it is not held (" + v.why + ")";
+            d.sharing = "shares: GPUs of its own are idle elsewhere, so it is not held (" + v.why() + ")";
             return true;
         }
-        d.reason = "the sharing rule holds it: " + v.why;
+        d.reason = "the sharing rule holds it: " + v.why();
+        d.held = true;
         return false;
     }
 

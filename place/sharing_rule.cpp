@@ -37,14 +37,8 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
                              const SharingOutlook& outlook) {
     SharingVerdict v;
     v.shares = takes_shared_gpu(state, c);
-    if (!v.shares) {
-        v.why = "GPUs of its own: never held";
-        return v;
-    }
-    if (!outlook.time || !(outlook.work_s > 0)) {
-        v.why = "shares a GPU: no queue or run time is known to weigh a wait against, so it is not held";
-        return v;
-    }
+    if (!v.shares || !outlook.time || !(outlook.work_s > 0)) return v;
+    v.weighed = true;
     // Extra time, own and the neighbours'.
     const double s = std::max(1.0, c.job_slowdown);
     const double alone_span = outlook.work_s * s;  // the job's time if its neighbours all stay
@@ -65,14 +59,21 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
                     overlap = std::max(overlap, std::min(alone_span, outlook.time->remaining_s(*job)));
     v.own_extra_s = overlap * (1 - 1 / s);
     const double cost = v.own_extra_s + v.neighbours_extra_s;
-    const int need = request.gpus_per_node * request.nodes + std::max(0, outlook.gpus_ahead);
-    v.wait_s = outlook.time->wait_for_idle_gpus(need, cost);
+    v.ahead = std::max(0, outlook.gpus_ahead);
+    v.need = request.gpus_per_node * request.nodes + v.ahead;
+    v.wait_s = outlook.time->wait_for_idle_gpus(v.need, cost);
     v.hold = !(v.wait_s > cost);
-    v.why = std::string(v.hold ? "held: " : "shares: ") + "sharing adds " + seconds(v.own_extra_s) +
-            " to the job and " + seconds(v.neighbours_extra_s) + " to its neighbours; GPUs of its own expected in " +
-            (v.wait_s >= cost && !v.hold ? "over " + seconds(cost) : seconds(v.wait_s)) + " (" + std::to_string(need) +
-            " GPUs wanted, " + std::to_string(std::max(0, outlook.gpus_ahead)) + " of them by jobs queued ahead)";
     return v;
+}
+
+std::string SharingVerdict::why() const {
+    if (!shares) return "GPUs of its own: never held";
+    if (!weighed) return "shares a GPU: no queue or run time is known to weigh a wait against, so it is not held";
+    const double cost = own_extra_s + neighbours_extra_s;
+    return std::string(hold ? "held: " : "shares: ") + "sharing adds " + seconds(own_extra_s) + " to the job and " +
+           seconds(neighbours_extra_s) + " to its neighbours; GPUs of its own expected in " +
+           (wait_s >= cost && !hold ? "over " + seconds(cost) : seconds(wait_s)) + " (" + std::to_string(need) +
+           " GPUs wanted, " + std::to_string(ahead) + " of them by jobs queued ahead)";
 }
 
 }  // namespace coloc::place

@@ -47,11 +47,15 @@ struct SharingOutlook {
 
 struct SharingVerdict {
     bool shares = false;  // the candidate takes a slot of a GPU another job uses
+    bool weighed = false;  // shares, and a wait was weighed (an outlook with the job's work)
     bool hold = false;    // the job waits instead
     double own_extra_s = 0;
     double neighbours_extra_s = 0;
     double wait_s = 0;  // expected wait for GPUs of its own (a lower bound once past the cost)
-    std::string why;    // one line for explain
+    int need = 0;       // GPUs waited for: the job's and those of the jobs queued ahead
+    int ahead = 0;      // of them, asked for by the jobs queued ahead
+    // One line for explain (built on demand: a deep queue weighs many verdicts it never shows).
+    std::string why() const;
 };
 
 // Whether `c` takes a slot of a GPU that another job uses now.

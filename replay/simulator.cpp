@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "place/sharing_rule.hpp"
+#include "replay/held_jobs.hpp"
 
 namespace coloc::replay {
 
@@ -236,15 +237,22 @@ private:
     // Asks the policy; starts the job when placed. `gpus_ahead`: GPUs the jobs queued ahead of
     // it ask for.
     bool try_start(int j, double now, int gpus_ahead) {
-        ++run_.decisions;
         place::JobRequest r = request(j);
         place::SharingOutlook outlook{this, jobs_[static_cast<std::size_t>(j)].limit, gpus_ahead};
         if (options_.outlook) r.outlook = &outlook;
+        if (turned_down_.still_turned_down(state_, r)) {
+            ++run_.declined;
+            ++run_.unchanged;
+            return false;
+        }
+        ++run_.decisions;
         place::Decision d = policy_.place(state_, r);
         if (!d.placed) {
             ++run_.declined;
+            turned_down_.remember(j, state_, d);
             return false;
         }
+        turned_down_.forget(j);
         start(j, std::move(d.chosen.where), now);
         return true;
     }
@@ -437,6 +445,7 @@ private:
     const SimOptions& options_;
     place::ClusterState state_;
     PolicyRun run_;
+    HeldJobs turned_down_;
 
     EndHeap heap_;
     std::vector<double> finish_;                 // predicted end of each running job

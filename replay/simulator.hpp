@@ -65,7 +65,8 @@ struct PolicyRun {
     std::size_t events = 0;        // arrivals + starts + ends
     std::size_t decisions = 0;     // placement decisions asked of the policy
     std::size_t backfilled = 0;    // jobs started ahead of an earlier one
-    std::size_t declined = 0;      // decisions the policy declined although GPUs were free
+    std::size_t declined = 0;      // jobs turned down although GPUs were free
+    std::size_t unchanged = 0;     // of those, not asked again: nothing their verdict rests on changed
     std::size_t never_started = 0;
     double busy_gpu_seconds = 0;  // integral of busy GPUs over time
     double wall_s = 0;            // how long the replay took

@@ -181,7 +181,7 @@ place::Decision Service::decide(const place::JobRequest& request, int keep) {
     // Slurm has started the job and colocd sees no queue: the rule never holds it here, but
     // explain says whether it shares and why.
     if (decision.placed && decision.sharing.empty())
-        decision.sharing = place::judge_sharing(cluster_, request, decision.chosen, {}).why;
+        decision.sharing = place::judge_sharing(cluster_, request, decision.chosen, {}).why();
     metrics_.decision_seconds.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     metrics_.decision_cpu_seconds.observe(thread_cpu_seconds() - cpu0);
     return decision;
