@@ -33,8 +33,9 @@ ReplayResult run_replay(const Workload& workload, const ReplaySetup& setup) {
         auto policy = name == "oracle" ? std::make_unique<place::ColocPolicy>(*setup.truth, coloc, "oracle")
                                        : place::make_policy(name, name == "coloc" ? setup.model : nullptr, coloc);
         if (setup.on_policy) setup.on_policy(name);
-        result.runs.push_back(
-            simulate(*setup.topology, *policy, capacity_of(name), *setup.truth, workload.jobs, setup.sim));
+        SimOptions sim = setup.sim;
+        sim.planner = name == "oracle" ? setup.truth : name == "coloc" ? setup.model : nullptr;
+        result.runs.push_back(simulate(*setup.topology, *policy, capacity_of(name), *setup.truth, workload.jobs, sim));
         result.summaries.push_back(summarize(workload.jobs, result.runs.back(), setup.topology->total_gpus()));
     }
     return result;

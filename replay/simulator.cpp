@@ -100,6 +100,8 @@ public:
           remaining_(jobs.size()),
           rate_(jobs.size(), 1.0),
           last_(jobs.size(), 0.0),
+          planned_left_(options.planner ? jobs.size() : 0, 0.0),
+          planned_rate_(options.planner ? jobs.size() : 0, 1.0),
           queued_(jobs.size(), 0),
           stamp_(jobs.size(), 0) {
         run_.policy = policy.name();
@@ -148,7 +150,9 @@ public:
         return end > now_ ? end - now_ : 0.0;
     }
     double remaining_s(const place::RunningJob& job) const override {
-        const double end = job.since + jobs_[static_cast<std::size_t>(job.id)].limit;
+        const std::size_t i = static_cast<std::size_t>(job.id);
+        if (options_.planner) return std::max(0.0, planned_left_[i] - planned_rate_[i] * (now_ - last_[i])) / planned_rate_[i];
+        const double end = job.since + jobs_[i].limit;
         return end > now_ ? end - now_ : 0.0;
     }
 
@@ -367,6 +371,7 @@ private:
     void advance(int j, double now) {
         std::size_t i = static_cast<std::size_t>(j);
         remaining_[i] = std::max(0.0, remaining_[i] - rate_[i] * (now - last_[i]));
+        if (options_.planner) planned_left_[i] = std::max(0.0, planned_left_[i] - planned_rate_[i] * (now - last_[i]));
         last_[i] = now;
     }
 
@@ -378,6 +383,7 @@ private:
         double slowdown = truth_.slowdown(*job->profile, neighbours_);
         if (!(slowdown >= 1.0)) slowdown = 1.0;
         rate_[i] = 1.0 / slowdown;
+        if (options_.planner) planned_rate_[i] = 1.0 / std::max(1.0, options_.planner->slowdown(*job->profile, neighbours_));
         heap_.set(j, now + remaining_[i] / rate_[i], finish_);
     }
 
@@ -392,6 +398,7 @@ private:
             throw std::logic_error("policy '" + policy_.name() + "' chose a placement that does not fit");
         run_.jobs[static_cast<std::size_t>(j)].start = now;
         last_[static_cast<std::size_t>(j)] = now;
+        if (options_.planner) planned_left_[static_cast<std::size_t>(j)] = job.limit;
         ++run_.events;
         const place::RunningJob& placed = *state_.find(static_cast<place::JobId>(j));
         for (const place::Placement& p : placed.where)
@@ -452,6 +459,8 @@ private:
     std::vector<double> remaining_;              // solo seconds of work left
     std::vector<double> rate_;                   // progress per second (1 / slowdown)
     std::vector<double> last_;                   // when remaining_ was last brought up to date
+    // With a planner: the time limit's solo seconds left and the pace the planner predicts.
+    std::vector<double> planned_left_, planned_rate_;
     std::set<std::pair<double, int>> expected_;  // running jobs by start + time limit
 
     std::vector<int> queue_;

@@ -44,6 +44,10 @@ struct SimOptions {
     // Give each request the queue's outlook (place/sharing_rule.hpp): the jobs' time limits as
     // their expected run times and ends, and the GPUs queued ahead, for the sharing rule.
     bool outlook = true;
+    // What the outlook predicts running jobs' pace with (the policy's own model): a running job's
+    // time left is what its time limit leaves of its work at its predicted slowdowns so far and
+    // now. Null: its start plus its time limit, less the time gone.
+    const model::InterferenceModel* planner = nullptr;
 };
 
 struct JobOutcome {
