@@ -1,9 +1,13 @@
 // coloc-workload: an emulated training job. Each iteration computes on the job's GPU, does host
-// work on its CPU, then sends a communication burst over the shared link (coloc-link):
+// work on its CPU, waits on its input, then sends a communication burst over the shared link
+// (coloc-link):
 //   compute  holds every GPU in CUDA_VISIBLE_DEVICES for --compute-ms: one lock file per GPU under
 //            the node's state directory, so jobs given the same GPU time-slice for real (the GPU
 //            runs one job's compute phase at a time);
 //   host     spins for --host-ms of the thread's own CPU time, so a busy CPU slows it;
+//   io       sleeps for --io-ms: input the job waits for from a source no neighbour shares (its
+//            own loader workers or storage), so a job can leave its GPU idle without using the
+//            host's few cores;
 //   burst    moves --burst-ms worth of bytes at the link's full rate through coloc-link, which
 //            shares its rate fairly among the bursts in progress.
 // It prints "iter I SECONDS START" per iteration (SECONDS from the previous iteration's end, START
@@ -11,7 +15,7 @@
 // libcoloc_report (coloc_report(3)); with COLOC_PHASE_ALIGN=1 it keeps the phase colocd chose
 // (coloc_report_align).
 //
-// Usage: coloc-workload [--compute-ms C] [--host-ms H] [--burst-ms B] [--link HOST:PORT]
+// Usage: coloc-workload [--compute-ms C] [--host-ms H] [--io-ms W] [--burst-ms B] [--link HOST:PORT]
 //                       [--iterations N | --seconds S] [--start-at EPOCH_S] [--state-dir DIR]
 // --start-at starts the first iteration at that wall-clock time (jobs launched together in step).
 // Environment: CUDA_VISIBLE_DEVICES (the GPUs; unset = none), SLURMD_NODENAME (the node, for the
@@ -42,7 +46,7 @@
 namespace {
 
 struct Options {
-    double compute_s = 0, host_s = 0, burst_s = 0;
+    double compute_s = 0, host_s = 0, io_s = 0, burst_s = 0;
     long iterations = 0;
     double seconds = 0;
     double start_at = 0;  // seconds since the epoch at which the first iteration starts; 0 = now
@@ -80,6 +84,8 @@ Options parse(int argc, char** argv) {
             o.compute_s = number(argv[i - 1], v) / 1000;
         else if (a == "--host-ms")
             o.host_s = number(argv[i - 1], v) / 1000;
+        else if (a == "--io-ms")
+            o.io_s = number(argv[i - 1], v) / 1000;
         else if (a == "--burst-ms")
             o.burst_s = number(argv[i - 1], v) / 1000;
         else if (a == "--iterations")
@@ -215,7 +221,7 @@ int main(int argc, char** argv) {
     coloc_report_init();
     if (o.start_at > 0) sleep_s(o.start_at - clock_s(CLOCK_REALTIME));
     const double t_end = clock_s(CLOCK_MONOTONIC) + o.seconds;
-    const double period = o.compute_s + o.host_s + o.burst_s;
+    const double period = o.compute_s + o.host_s + o.io_s + o.burst_s;
     double last_end = 0, sum = 0;
     long count = 0;
     for (long i = 0; o.iterations > 0 ? i < o.iterations : clock_s(CLOCK_MONOTONIC) < t_end; ++i) {
@@ -223,6 +229,7 @@ int main(int argc, char** argv) {
         const double t0 = clock_s(CLOCK_MONOTONIC);
         compute(gpus, o.compute_s);
         host_work(o.host_s);
+        sleep_s(o.io_s);
         if (o.burst_s > 0) burst(link, o.burst_s, payload);
         const double end = clock_s(CLOCK_MONOTONIC);
         // From the previous iteration's end: a wait for the job's phase counts as its time.
