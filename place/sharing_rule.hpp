@@ -11,10 +11,16 @@
 //   overlap  T   = min(W s, max_k R_k a_k / b_k)      (after that the job runs alone)
 //   own extra    = T (1 - 1/s)
 //   their extra  = sum_k min(W s, R_k a_k / b_k) (1 - b_k / a_k)
-//   share  <=>  own extra + their extra  <  expected wait
+//   share  <=>  own extra + their extra + waiting extra  <  expected wait
 //
 // (both sides are the time the job and its neighbours finish later: W itself is the same
-// either way). A job that would get GPUs of its own is never held; a caller that knows no
+// either way). While other jobs wait, the cluster's throughput is theirs too: when the pair gets
+// less work done over the overlap than the neighbours alone did (L solo GPU-seconds lost: the
+// neighbours' loss less the job's own progress), the G GPUs of the cluster drain the queue L / G
+// later, for each of the Q jobs waiting:
+//
+//   waiting extra = Q L / G   (only a loss counts: a pair that gets more done frees nothing a
+//                              waiting job can use unless it shares too) A job that would get GPUs of its own is never held; a caller that knows no
 // queue (no outlook) is never held either. No constant: the rule follows from predictions
 // (slowdowns), the job's and its neighbours' expected run times, and the queue.
 #pragma once
@@ -43,6 +49,7 @@ struct SharingOutlook {
     const TimeOutlook* time = nullptr;  // never null when an outlook is given
     double work_s = 0;                  // the job's expected solo run time (<= 0: unknown, never held)
     int gpus_ahead = 0;                 // GPUs the jobs queued ahead of it ask for
+    int others_waiting = 0;             // other jobs queued (ahead or behind): the cluster's throughput is theirs too
 };
 
 struct SharingVerdict {
@@ -51,6 +58,9 @@ struct SharingVerdict {
     bool hold = false;    // the job waits instead
     double own_extra_s = 0;
     double neighbours_extra_s = 0;
+    // What the jobs waiting in the queue lose when the pair gets less done than the neighbours
+    // alone (see above); 0 when it gets as much or more, or nobody waits.
+    double waiting_extra_s = 0;
     double wait_s = 0;  // expected wait for GPUs of its own (a lower bound once past the cost)
     int need = 0;       // GPUs waited for: the job's and those of the jobs queued ahead
     int ahead = 0;      // of them, asked for by the jobs queued ahead

@@ -242,7 +242,8 @@ private:
     // it ask for.
     bool try_start(int j, double now, int gpus_ahead) {
         place::JobRequest r = request(j);
-        place::SharingOutlook outlook{this, jobs_[static_cast<std::size_t>(j)].limit, gpus_ahead};
+        place::SharingOutlook outlook{this, jobs_[static_cast<std::size_t>(j)].limit, gpus_ahead,
+                                      static_cast<int>(queue_live_) - 1};
         if (options_.outlook) r.outlook = &outlook;
         if (turned_down_.still_turned_down(state_, r)) {
             ++run_.declined;

@@ -137,3 +137,54 @@ TEST_CASE("sharing rule: the wait counts a shared GPU as freed in part by each o
     CHECK(ends.wait_for_idle_gpus(1, 100) >= 100);  // stops looking once past what it needs to know
     CHECK(ends.wait_for_idle_gpus(2, 1e9) == std::numeric_limits<double>::infinity());
 }
+
+namespace {
+
+// Two jobs on one GPU each run `pair` times slower (nothing else slows a job): above 2 the pair gets less done together
+// than one of them alone.
+class PairSlowdown final : public model::InterferenceModel {
+public:
+    explicit PairSlowdown(double pair) : pair_(pair) {}
+    double slowdown(const model::JobProfile&, std::span<const model::Neighbour> neighbours) const override {
+        for (const model::Neighbour& n : neighbours)
+            if (n.where == model::Sharing::Gpu) return pair_;
+        return 1.0;  // jobs on other GPUs of the node do not slow it
+    }
+    std::string name() const override { return "pair"; }
+
+private:
+    double pair_;
+};
+
+}  // namespace
+
+TEST_CASE("sharing rule: a pair that gets less done than its neighbour alone costs every job waiting") {
+    Cluster c(4);
+    for (int g = 0; g < 4; ++g) c.run(static_cast<JobId>(g + 1), g);
+    FixedEnds ends(c.state, {{1, 5000}, {2, 5000}, {3, 5000}, {4, 5000}});
+    // Each job runs 2.5 times slower beside the other: over the 2500 s they overlap, the pair
+    // does 2 x 1000 solo seconds of work where the neighbour alone did 2500.
+    PairSlowdown model(2.5);
+    const auto place = [&](int others_waiting) {
+        SharingOutlook outlook{&ends, 1000, 0, others_waiting};
+        return ColocPolicy(model).place(c.state, c.request(&outlook));
+    };
+    // Alone in the queue: sharing costs 1500 s to the job and 1500 s to the neighbour, less
+    // than the 5000 s wait.
+    const Decision alone = place(0);
+    REQUIRE(alone.placed);
+    // With 40 jobs waiting behind it on 4 GPUs, the 500 GPU-seconds the pair loses delay each
+    // of them by 125 s: 5000 s more, 8000 s in all, and sharing no longer pays.
+    const Decision crowded = place(40);
+    CHECK_FALSE(crowded.placed);
+    SharingOutlook outlook{&ends, 1000, 0, 40};
+    const SharingVerdict v = judge_sharing(c.state, c.request(&outlook), crowded.chosen, outlook);
+    CHECK(v.own_extra_s == doctest::Approx(1500));
+    CHECK(v.neighbours_extra_s == doctest::Approx(1500));
+    CHECK(v.waiting_extra_s == doctest::Approx(40 * 500.0 / 4));
+    CHECK(v.why().find("to the jobs waiting") != std::string::npos);
+    // A pair that gets more done together costs those waiting nothing.
+    PairSlowdown good(1.5);
+    SharingOutlook many{&ends, 1000, 0, 1000};
+    CHECK(ColocPolicy(good).place(c.state, c.request(&many)).placed);
+}
