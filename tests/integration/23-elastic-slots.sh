@@ -14,17 +14,21 @@ cluster=$ITEST_REPO/scripts/slurm-cluster
 
 yaml=$COLOC_CLUSTER_DIR/colocd.yaml
 cp "$yaml" "$ITEST_OUT/colocd.yaml.orig"
+no_jobs() { [ -z "$(squeue -h -o %i 2>/dev/null)" ]; }
 restore() {
     local ids
     ids=$(squeue -h -o %i 2>/dev/null | tr '\n' ' ')
     # shellcheck disable=SC2086
     [ -z "$ids" ] || scancel $ids 2>/dev/null
+    wait_for 20 no_jobs || true  # colocd hears of every end before it stops
     cp "$ITEST_OUT/colocd.yaml.orig" "$yaml"
     "$cluster" colocd-stop >/dev/null 2>&1
     for n in n1 n2 n3 n4; do scontrol update NodeName=$n Gres=gpu:4,gpuslot:8 2>/dev/null; done
     "$cluster" colocd-start >/dev/null 2>&1
 }
 trap restore EXIT
+wait_for 20 no_jobs || fail "jobs of an earlier test still listed: $(squeue -h -o '%i %T' | tr '\n' ' ')"
+[ "$(colocctl status | sed -n 's/^running_jobs *= *//p')" = 0 ] || fail "colocd counts running jobs before the test"
 cat >>"$yaml" <<'EOF2'
 elastic_slots:
   enabled: true
@@ -45,7 +49,9 @@ slots_at() { [ "$(slots "$1")" = "$2" ]; }
 job_gpus() { colocctl explain --json "$1" | jq -r '.explain[0].gpus | join(",")'; }
 
 note "no job: every node offers one slot per idle GPU"
-for n in n1 n2 n3 n4; do wait_for 10 slots_at $n 4 || fail "$n: gpuslot $(slots $n), expected 4 (Gres $(gres_of $n))"; done
+for n in n1 n2 n3 n4; do
+    wait_for 10 slots_at $n 4 || fail "$n: gpuslot $(slots $n), expected 4 (Gres $(gres_of $n)); $(colocctl elastic --json | jq -c .elastic_slots); $(colocctl status | grep running_jobs)"
+done
 [[ $(gres_of n1) == gpu:4,* ]] || fail "n1 lost its gpu GRES: $(gres_of n1)"
 
 note "every GPU busy: fillers on n2-n4, two transformer residents on n1"
@@ -91,4 +97,11 @@ colocctl elastic on >/dev/null || fail "colocctl elastic on failed"
 wait_for 10 slots_at n2 4 || fail "n2: gpuslot $(slots n2) with elastic slots back on"
 "$cluster" colocd-stop >/dev/null
 for n in n1 n2 n3 n4; do slots_at $n 8 || fail "$n: gpuslot $(slots $n) after colocd stopped"; done
+# colocd back before the jobs end, so that it hears of the ends.
+cp "$ITEST_OUT/colocd.yaml.orig" "$yaml"
+"$cluster" colocd-start >/dev/null || fail "colocd did not start again"
+# shellcheck disable=SC2046
+scancel $(squeue -h -o %i)
+colocd_idle() { [ "$(colocctl status | sed -n 's/^running_jobs *= *//p')" = 0 ]; }
+wait_for 20 colocd_idle || fail "colocd still counts running jobs after they ended"
 echo "elastic slots: a losing job pended, a good one shared at once, the held one started when GPUs freed"
