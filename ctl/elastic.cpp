@@ -16,9 +16,10 @@ const std::vector<Field> kPendingFields = {
 }  // namespace
 
 void add_elastic_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
-    auto* cmd = app.add_subcommand("elastic",
-                                   "show elastic slots (the gpuslot counts colocd set on bind nodes, and why each "
-                                   "pending job has a shared slot or waits); `on` or `off` switches them (admins only)");
+    auto* cmd =
+        app.add_subcommand("elastic",
+                           "show elastic slots (the gpuslot counts colocd set on bind nodes, and why each "
+                           "pending job has a shared slot or waits); `on` or `off` switches them (admins only)");
     static std::string state;
     cmd->add_option("STATE", state, "on or off")->check(CLI::IsMember({"on", "off"}));
     cmd->callback([&opts, &exit_code] {
@@ -37,8 +38,7 @@ void add_elastic_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
         std::cout << "\n";
         if (!s.value("last_error", std::string()).empty())
             std::cout << "last error: " << s["last_error"].get<std::string>() << "\n";
-        if (!s["nodes"].empty())
-            exit_code = print_records(opts, "nodes", s["nodes"], kNodeFields, "node,slots,full");
+        if (!s["nodes"].empty()) exit_code = print_records(opts, "nodes", s["nodes"], kNodeFields, "node,slots,full");
         if (exit_code == 0 && !s["pending"].empty())
             exit_code = print_records(opts, "pending", s["pending"], kPendingFields, "job_id,opens,node,why");
     });

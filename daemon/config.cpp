@@ -59,7 +59,8 @@ void read_nodes(const Reader& r, const YAML::Node& nodes, Config& cfg) {
     }
 }
 
-// `elastic_slots: on|off`, or a mapping with enabled, interval_s, max_updates_per_round.
+// `elastic_slots: on|off`, or a mapping with enabled, interval_s, max_updates_per_round,
+// max_pending_jobs.
 void read_elastic(const Reader& r, const YAML::Node& n, ElasticConfig& e) {
     if (n.IsScalar()) {
         const std::string v = r.str(n, "elastic_slots");
@@ -69,12 +70,14 @@ void read_elastic(const Reader& r, const YAML::Node& n, ElasticConfig& e) {
         return;
     }
     if (!n.IsMap()) r.fail(n, "elastic_slots", "expected on, off or a mapping");
-    r.only_keys(n, "elastic_slots", {"enabled", "interval_s", "max_updates_per_round"});
+    r.only_keys(n, "elastic_slots", {"enabled", "interval_s", "max_updates_per_round", "max_pending_jobs"});
     if (n["enabled"]) e.enabled = r.boolean(n["enabled"], "elastic_slots.enabled");
     if (n["interval_s"]) e.interval_s = r.integer(n["interval_s"], "elastic_slots.interval_s", 1, 86400);
     if (n["max_updates_per_round"])
         e.max_updates_per_round =
             r.integer(n["max_updates_per_round"], "elastic_slots.max_updates_per_round", 1, 100000);
+    if (n["max_pending_jobs"])
+        e.max_pending_jobs = r.integer(n["max_pending_jobs"], "elastic_slots.max_pending_jobs", 1, 1000000);
 }
 
 void read_steering(const Reader& r, const YAML::Node& n, SteeringConfig& s) {

@@ -9,7 +9,21 @@
 
 namespace coloc::proto {
 
-enum class Op { Place, Started, Ended, Status, Nodes, Jobs, History, Explain, Observe, Metrics, Steering, Profiles, Elastic };
+enum class Op {
+    Place,
+    Started,
+    Ended,
+    Status,
+    Nodes,
+    Jobs,
+    History,
+    Explain,
+    Observe,
+    Metrics,
+    Steering,
+    Profiles,
+    Elastic
+};
 
 inline constexpr std::array<std::pair<Op, const char*>, 13> kOpNames = {{
     {Op::Place, "place"},

@@ -103,7 +103,7 @@ void Service::size_slots() {
             if (p.slots_per_node <= 0) continue;  // asks for no GPU slot
             p.nodes = j.nodes_wanted;
             p.time_limit_s = static_cast<double>(j.time_limit_s);
-            p.profile = profile_for(tagged_profile(j.admin_comment), user_name(j.uid), j.name);
+            p.profile = profile_for(tagged_profile(j.admin_comment), user_names_.of(j.uid, snap.taken_at), j.name);
             if (!j.required_nodes.empty())
                 if (const auto names = slurm::expand_hostlist(j.required_nodes))
                     for (const std::string& name : *names)
@@ -117,6 +117,10 @@ void Service::size_slots() {
             if (a.first->submit_time != b.first->submit_time) return a.first->submit_time < b.first->submit_time;
             return a.first->job_id < b.first->job_id;
         });
+        // Only the head of the queue is weighed: a round stays short however long the queue, and
+        // jobs further back start after those ahead of them anyway.
+        if (pending.size() > static_cast<std::size_t>(cfg_.elastic.max_pending_jobs))
+            pending.resize(static_cast<std::size_t>(cfg_.elastic.max_pending_jobs));
         std::vector<PendingJob> queue;
         for (auto& [_, p] : pending) queue.push_back(std::move(p));
         const KnownEnds time(cluster_, static_cast<double>(snap.taken_at), std::move(ends));

@@ -26,7 +26,11 @@ bool may_run_on(const PendingJob& job, int node) {
 }  // namespace
 
 KnownEnds::KnownEnds(const place::ClusterState& state, double now, std::map<place::JobId, double> ends)
-    : state_(state), now_(now), ends_(std::move(ends)) {}
+    : state_(state), now_(now), ends_(std::move(ends)) {
+    for (const auto& [id, end] : ends_)
+        if (const place::RunningJob* job = state_.find(id)) by_end_.emplace_back(end, job);
+    std::sort(by_end_.begin(), by_end_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+}
 
 double KnownEnds::remaining_s(const place::RunningJob& job) const {
     const auto it = ends_.find(job.id);
@@ -35,12 +39,8 @@ double KnownEnds::remaining_s(const place::RunningJob& job) const {
 }
 
 double KnownEnds::wait_for_idle_gpus(int gpus, double enough) const {
-    std::vector<std::pair<double, const place::RunningJob*>> ends;
-    for (const auto& [id, end] : ends_)
-        if (const place::RunningJob* job = state_.find(id)) ends.emplace_back(end, job);
-    std::sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return place::wait_for_idle(state_, now_, gpus, enough, [&](auto&& visit) {
-        for (const auto& [end, job] : ends)
+        for (const auto& [end, job] : by_end_)
             if (!visit(end, *job)) return;
     });
 }
@@ -63,7 +63,8 @@ ElasticPlan plan_elastic_slots(const place::ClusterState& state, const place::Po
         if (n < 0 || n >= node_count) continue;
         int mine = 0;
         for (int g = 0; g < topo.type_of(n).gpus; ++g) mine += state.used_slots(n, g);
-        const int slurm = static_cast<std::size_t>(n) < running_use.size() ? running_use[static_cast<std::size_t>(n)] : 0;
+        const int slurm =
+            static_cast<std::size_t>(n) < running_use.size() ? running_use[static_cast<std::size_t>(n)] : 0;
         used[static_cast<std::size_t>(n)] = std::max(mine, slurm);
         sized.push_back(n);
     }

@@ -51,6 +51,7 @@ private:
     const place::ClusterState& state_;
     double now_;
     std::map<place::JobId, double> ends_;
+    std::vector<std::pair<double, const place::RunningJob*>> by_end_;  // running jobs with a known end, soonest first
 };
 
 struct PendingVerdict {

@@ -20,8 +20,7 @@ public:
     double slowdown(const model::JobProfile& job, std::span<const model::Neighbour> neighbours) const override {
         double s = 1;
         for (const model::Neighbour& n : neighbours)
-            if (n.where == model::Sharing::Gpu)
-                s += job.name == "light" || n.profile->name == "light" ? 0.05 : 0.9;
+            if (n.where == model::Sharing::Gpu) s += job.name == "light" || n.profile->name == "light" ? 0.05 : 0.9;
         return s;
     }
     std::string name() const override { return "pairs"; }
@@ -164,7 +163,8 @@ TEST_CASE("elastic slots: a node's Gres string keeps every GRES when the slot co
 }
 
 TEST_CASE("elastic slots: colocd.yaml") {
-    const std::string base = "node_types:\n  quad: { gpus: 4, slots_per_gpu: 2 }\nnodes:\n  - { names: n1, type: quad }\n";
+    const std::string base =
+        "node_types:\n  quad: { gpus: 4, slots_per_gpu: 2 }\nnodes:\n  - { names: n1, type: quad }\n";
     CHECK_FALSE(parse_config(base, "t").elastic.enabled);
     CHECK(parse_config(base + "elastic_slots: on\n", "t").elastic.enabled);
     const Config c = parse_config(base + "elastic_slots: { enabled: true, interval_s: 2 }\n", "t");
