@@ -240,6 +240,10 @@ void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
         req["job_id"] = job_id;
         if (!call_daemon(opts, "explain", "explain", req, reply, exit_code)) return;
         if (opts.json) return print_json("explain", "explain", reply["explain"], json::array());
+        if (const json& e = reply.value("elastic_slots", json()); e.is_object())
+            std::cout << "job " << job_id << " while pending, elastic slots: "
+                      << (e.value("opens", false) ? "a shared slot opened" : "no shared slot opened") << ": "
+                      << e.value("why", std::string()) << "\n";
         for (const auto& d : reply["explain"]) {
             std::cout << "job " << job_id;
             if (d.contains("profile")) std::cout << " (profile " << d["profile"].get<std::string>() << ")";

@@ -59,6 +59,27 @@ void read_nodes(const Reader& r, const YAML::Node& nodes, Config& cfg) {
     }
 }
 
+// `elastic_slots: on|off`, or a mapping with enabled, interval_s, max_updates_per_round,
+// max_pending_jobs.
+void read_elastic(const Reader& r, const YAML::Node& n, ElasticConfig& e) {
+    if (n.IsScalar()) {
+        const std::string v = r.str(n, "elastic_slots");
+        if (v != "on" && v != "off" && v != "true" && v != "false")
+            r.fail(n, "elastic_slots", "'" + v + "' is not one of on, off (or a mapping)");
+        e.enabled = v == "on" || v == "true";
+        return;
+    }
+    if (!n.IsMap()) r.fail(n, "elastic_slots", "expected on, off or a mapping");
+    r.only_keys(n, "elastic_slots", {"enabled", "interval_s", "max_updates_per_round", "max_pending_jobs"});
+    if (n["enabled"]) e.enabled = r.boolean(n["enabled"], "elastic_slots.enabled");
+    if (n["interval_s"]) e.interval_s = r.integer(n["interval_s"], "elastic_slots.interval_s", 1, 86400);
+    if (n["max_updates_per_round"])
+        e.max_updates_per_round =
+            r.integer(n["max_updates_per_round"], "elastic_slots.max_updates_per_round", 1, 100000);
+    if (n["max_pending_jobs"])
+        e.max_pending_jobs = r.integer(n["max_pending_jobs"], "elastic_slots.max_pending_jobs", 1, 1000000);
+}
+
 void read_steering(const Reader& r, const YAML::Node& n, SteeringConfig& s) {
     r.only_keys(n, "steering",
                 {"enabled", "interval_s", "max_updates_per_round", "max_extra_weight", "full_weight_loss",
@@ -137,7 +158,8 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
                  "slurm_layout",
                  "slurm_layout_interval_s",
                  "model_params",
-                 "steering"});
+                 "steering",
+                 "elastic_slots"});
     if (root["cluster"]) cfg.cluster = r.str(root["cluster"], "cluster");
     if (root["listen"]) cfg.listen = r.str_list(root["listen"], "listen");
     if (cfg.listen.empty()) r.fail(root["listen"], "listen", "needs at least one endpoint");
@@ -189,6 +211,7 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
         }
     }
     if (root["steering"]) read_steering(r, root["steering"], cfg.steering);
+    if (root["elastic_slots"]) read_elastic(r, root["elastic_slots"], cfg.elastic);
     // Without `nodes:` colocd reads them from Slurm; node types then describe what Slurm does not.
     if (root["node_types"]) read_node_types(r, root["node_types"], cfg);
     if (root["nodes"]) read_nodes(r, root["nodes"], cfg);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/steering/elastic_config.hpp"
 #include "daemon/steering/steering_config.hpp"
 #include "model/hardware.hpp"
 #include "model/profile.hpp"
@@ -60,6 +61,7 @@ struct Config {
     // What colocd.yaml leaves to a default an admin should hear of; colocd logs each at start.
     std::vector<std::string> notes;
     SteeringConfig steering;  // node weights and features in Slurm
+    ElasticConfig elastic;    // bind nodes' gpuslot counts in Slurm (elastic_slots:)
 };
 
 // How many of the `held` GPUs Slurm gave a narrow step colocd chooses for it.

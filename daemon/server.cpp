@@ -71,6 +71,7 @@ void Server::run(Service& service, const std::atomic<bool>& stop, int poll_ms, M
         }
         if (metrics) metrics->serve();  // also closes clients past their deadline
         service.steer();                // node steering, when on and due; Slurm is told from another thread
+        service.size_slots();           // elastic slots, when on: Slurm's pending jobs read off this thread
         service.tick();                 // between requests: reconciliation with Slurm, never waiting for it
         service.retry_store();          // the history's backlog, when its database could not be written
         if (!(items[0].revents & ZMQ_POLLIN)) continue;

@@ -7,6 +7,10 @@ into the same number of slots, so that users keep their scripts. A GPU type (gpu
 is dropped: in a bind partition the nodes decide the type. Jobs in other partitions pass
 untouched. See spank_coloc(8), "Bind mode without changing job scripts".
 
+It also copies the profile the plugin tagged the job with (--coloc-profile, SPANK_COLOC_PROFILE)
+into the job's AdminComment as `coloc_profile=NAME`, so that colocd knows what a pending job is
+before it starts (elastic slots, colocd.yaml(5)). An AdminComment a site set is left alone.
+
 Install: copy it beside slurm.conf as job_submit.lua, set JobSubmitPlugins=lua in slurm.conf,
 list your bind partitions below (those colocd.yaml gives `mode: bind`), and run
 `scontrol reconfigure`. slurmctld rereads this file when it changes.
@@ -80,8 +84,25 @@ local function map_gpus(job_desc, part_list)
     end
 end
 
+-- The plugin's tag in the job's SPANK environment -> AdminComment "coloc_profile=NAME".
+local function tag_profile(job_desc)
+    local env = job_desc.spank_job_env
+    if env == nil then return end
+    local current = job_desc.admin_comment
+    if current ~= nil and current ~= "" and string.match(current, "^coloc_profile=") == nil then return end
+    for _, v in pairs(env) do
+        local name = string.match(tostring(v), "^SPANK_COLOC_PROFILE=(.+)$") or
+                     string.match(tostring(v), "^COLOC_PROFILE=(.+)$")
+        if name ~= nil then
+            job_desc.admin_comment = "coloc_profile=" .. name
+            return
+        end
+    end
+end
+
 function slurm_job_submit(job_desc, part_list, submit_uid)
     map_gpus(job_desc, part_list)
+    tag_profile(job_desc)
     return slurm.SUCCESS
 end
 

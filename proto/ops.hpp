@@ -9,9 +9,23 @@
 
 namespace coloc::proto {
 
-enum class Op { Place, Started, Ended, Status, Nodes, Jobs, History, Explain, Observe, Metrics, Steering, Profiles };
+enum class Op {
+    Place,
+    Started,
+    Ended,
+    Status,
+    Nodes,
+    Jobs,
+    History,
+    Explain,
+    Observe,
+    Metrics,
+    Steering,
+    Profiles,
+    Elastic
+};
 
-inline constexpr std::array<std::pair<Op, const char*>, 12> kOpNames = {{
+inline constexpr std::array<std::pair<Op, const char*>, 13> kOpNames = {{
     {Op::Place, "place"},
     {Op::Started, "started"},
     {Op::Ended, "ended"},
@@ -24,6 +38,7 @@ inline constexpr std::array<std::pair<Op, const char*>, 12> kOpNames = {{
     {Op::Metrics, "metrics"},
     {Op::Steering, "steering"},
     {Op::Profiles, "profiles"},
+    {Op::Elastic, "elastic"},
 }};
 
 // The op's name on the wire.

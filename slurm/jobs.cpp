@@ -49,6 +49,15 @@ SlurmSnapshot load_slurm_jobs() {
         const std::uint32_t base = j.job_state & JOB_STATE_BASE;
         job.running = base == JOB_RUNNING || base == JOB_SUSPENDED;
         job.start_time = base == JOB_PENDING ? 0 : static_cast<std::int64_t>(j.start_time);
+        job.pending = base == JOB_PENDING;
+        if (j.time_limit != INFINITE && j.time_limit != NO_VAL && j.time_limit > 0)
+            job.time_limit_s = static_cast<std::int64_t>(j.time_limit) * 60;
+        job.priority = j.priority;
+        job.submit_time = static_cast<std::int64_t>(j.submit_time);
+        job.nodes_wanted = j.num_nodes > 0 && j.num_nodes != NO_VAL ? static_cast<int>(j.num_nodes) : 1;
+        job.tres_per_node = j.tres_per_node ? j.tres_per_node : "";
+        job.required_nodes = j.req_nodes ? j.req_nodes : "";
+        job.admin_comment = j.admin_comment ? j.admin_comment : "";
         if (!job.running && base != JOB_PENDING) {
             job.end_time = static_cast<std::int64_t>(j.end_time);
             if (WIFEXITED(j.exit_code))

@@ -49,6 +49,7 @@ json Service::on_status(const proto::Request&, const proto::Identity&) {
         {"ended", counters_.ended},
         {"observations", counters_.observations},
         {"steering", steering_.enabled() ? "on" : "off"},
+        {"elastic_slots", elastic_.enabled() ? "on" : "off"},
     };
     hardware_status(status);
     store_status(status);
@@ -161,8 +162,12 @@ json Service::on_history(const proto::Request& req, const proto::Identity& who) 
 json Service::on_explain(const proto::Request& req, const proto::Identity& who) {
     const std::int64_t job_id = proto::get_int(req.body, "job_id", 1, proto::kMaxJobId);
     auto job = store_.job(job_id);
-    if (!job || !visible_to(job->uid, who))
+    // A job elastic slots weighed while it pended (perhaps still pending) has that verdict.
+    json elastic = elastic_verdict_of(job_id, who);
+    if (!job || !visible_to(job->uid, who)) {
+        if (!elastic.is_null()) return {{"explain", json::array()}, {"elastic_slots", elastic}};
         throw ProtoError(code::kNotFound, "job " + std::to_string(job_id) + " is not in the history");
+    }
     json decisions = json::array();
     const proto::JobRecord record = job_record(store_, *job, catalogue_);
     for (const PlacementRow& p : store_.placements_of(job_id)) {
@@ -181,7 +186,7 @@ json Service::on_explain(const proto::Request& req, const proto::Identity& who) 
                              {"sharing", explain_sharing(p.alternatives)},
                              {"steering", steering_advice_of(p.decision)}});
     }
-    return {{"explain", decisions}};
+    return {{"explain", decisions}, {"elastic_slots", elastic}};
 }
 
 // Prometheus text: totals only, so every authenticated user may read them.

@@ -54,6 +54,7 @@ const Service::Route Service::kRoutes[] = {
     // Reading is for everyone; switching ({"enabled": ...}) for admins.
     {Op::Steering, Role::User, &Service::on_steering, "switch node steering", "enabled"},
     {Op::Profiles, Role::User, &Service::on_profiles},
+    {Op::Elastic, Role::User, &Service::on_elastic, "switch elastic slots", "enabled"},
 };
 
 std::span<const Service::Route> Service::routes() { return kRoutes; }

@@ -97,6 +97,9 @@ public:
     // Between requests: a round of node steering when it is on and due; Slurm hears of it from
     // another thread, so this never waits for slurmctld.
     void steer();
+    // Between requests: elastic slots, when on: reads Slurm's pending jobs (on another thread)
+    // and sizes the bind nodes' gpuslot counts (daemon/service/elastic_ops.cpp).
+    void size_slots();
 
     const Config& config() const { return cfg_; }
     Store& store() { return store_; }
@@ -265,6 +268,15 @@ private:
     void record_steering_advice(std::int64_t decision, std::int64_t job_id, const std::string& node,
                                 const model::JobProfile& profile);
     proto::json steering_advice_of(std::int64_t decision);
+    // Elastic slots (daemon/service/elastic_ops.cpp): Slurm's jobs read off the request path.
+    ElasticSlots elastic_{cfg_.elastic, static_cast<int>(cfg_.topology.nodes().size())};
+    ReconcileRunner elastic_reader_{cfg_.elastic.interval_s};
+    std::string elastic_error_;  // the last read's failure, empty when it worked
+    void submit_to_slurm(std::vector<SlotUpdate> updates);
+    proto::json on_elastic(const proto::Request&, const proto::Identity&);
+    proto::json elastic_json() const;
+    proto::json elastic_verdict_of(std::int64_t job_id, const proto::Identity& who) const;
+    std::vector<int> bind_nodes() const;  // the nodes whose slots colocd sizes
     UserNames user_names_;
     // How long a narrow job's first request waits for slurmctld to tell every node's GPUs. The
     // plugin waits 250 ms for colocd by default (munge, fork and the round trip take some of it),

@@ -10,6 +10,10 @@
 
 namespace coloc::daemon {
 
+using slurm::node_gres_count;
+using slurm::update_slurm_node_gres;
+using slurm::with_node_gres_count;
+
 namespace {
 
 std::vector<std::string> split(const std::string& list) {
@@ -48,11 +52,19 @@ SlurmNodeWriter::~SlurmNodeWriter() {
         // What is still queued is dropped: every node changed or about to be gets its own back.
         std::lock_guard lock(mu_);
         std::vector<std::string> nodes;
+        std::map<std::string, int> slot_nodes;  // node -> its full count
         for (const auto& [node, _] : status_.admin) nodes.push_back(node);
-        for (const NodeUpdate& u : queue_)
-            if (std::find(nodes.begin(), nodes.end(), u.node) == nodes.end()) nodes.push_back(u.node);
+        for (const auto& [node, _] : status_.admin_slots) slot_nodes.emplace(node, 0);
+        for (const Task& t : queue_) {
+            if (const auto* u = std::get_if<NodeUpdate>(&t)) {
+                if (std::find(nodes.begin(), nodes.end(), u->node) == nodes.end()) nodes.push_back(u->node);
+            } else if (const auto* s = std::get_if<SlotUpdate>(&t)) {
+                slot_nodes[s->node] = std::max(slot_nodes[s->node], s->full);
+            }
+        }
         queue_.clear();
-        for (const std::string& node : nodes) queue_.push_back({node, std::nullopt});
+        for (const std::string& node : nodes) queue_.push_back(NodeUpdate{node, std::nullopt});
+        for (const auto& [node, full] : slot_nodes) queue_.push_back(SlotUpdate{node, std::nullopt, full});
         stop_ = true;
     }
     wake_.notify_all();
@@ -60,6 +72,15 @@ SlurmNodeWriter::~SlurmNodeWriter() {
 }
 
 void SlurmNodeWriter::submit(std::vector<NodeUpdate> updates) {
+    if (updates.empty()) return;
+    {
+        std::lock_guard lock(mu_);
+        for (auto& u : updates) queue_.push_back(std::move(u));
+    }
+    wake_.notify_all();
+}
+
+void SlurmNodeWriter::submit(std::vector<SlotUpdate> updates) {
     if (updates.empty()) return;
     {
         std::lock_guard lock(mu_);
@@ -83,11 +104,11 @@ void SlurmNodeWriter::work() {
     while (true) {
         wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
         if (queue_.empty()) break;  // stopping, and everything given back
-        NodeUpdate u = std::move(queue_.front());
+        Task t = std::move(queue_.front());
         queue_.pop_front();
         busy_ = true;
         lock.unlock();
-        apply(u);
+        std::visit([this](const auto& u) { apply(u); }, t);
         lock.lock();
         busy_ = false;
         if (queue_.empty()) idle_.notify_all();
@@ -160,6 +181,58 @@ void SlurmNodeWriter::apply(const NodeUpdate& u) {
         last_set_.erase(u.node);
     }
     log_debug("steering: " + u.node + " Weight=" + std::to_string(want.weight) + " Features=" + want.features);
+}
+
+void SlurmNodeWriter::failed(const std::string& why) {
+    ++status_.failed;
+    status_.last_error = why;
+    log_error(why);
+}
+
+// Runs on the worker thread; status_ under the lock.
+void SlurmNodeWriter::apply(const SlotUpdate& u) {
+    static const std::string kSlot = "gpuslot";
+    std::optional<int> admin, last;
+    {
+        std::lock_guard lock(mu_);
+        if (auto it = status_.admin_slots.find(u.node); it != status_.admin_slots.end()) admin = it->second;
+        if (auto it = status_.slots_set.find(u.node); it != status_.slots_set.end()) last = it->second;
+    }
+    if (!admin && !u.slots) return;  // never changed: nothing to give back
+    std::string why;
+    SlurmNodeSettings now;
+    if (!load_slurm_node(u.node, now, why)) {
+        std::lock_guard lock(mu_);
+        return failed(why);
+    }
+    const int count = node_gres_count(now.gres, kSlot);
+    if (count < 0) {
+        std::lock_guard lock(mu_);
+        return failed("elastic slots: node " + u.node + " has no " + kSlot + " in its Gres (" + now.gres + ")");
+    }
+    if (!admin) {
+        admin = std::max(count, u.full);
+    } else if (last && count != *last) {
+        log_info("elastic slots: " + u.node + "'s " + kSlot + " count was set to " + std::to_string(count) +
+                 " by someone else; it is the admin's count from now on");
+        admin = count;
+    }
+    {
+        std::lock_guard lock(mu_);
+        status_.admin_slots[u.node] = *admin;
+    }
+    const int want = u.slots ? std::min(*u.slots, *admin) : *admin;
+    const bool ok = want == count || update_slurm_node_gres(u.node, with_node_gres_count(now.gres, kSlot, want), why);
+    std::lock_guard lock(mu_);
+    if (!ok) return failed(why);
+    if (want != count) ++status_.sent;
+    status_.last_error.clear();
+    status_.slots_set[u.node] = want;
+    if (!u.slots) {  // given back
+        status_.admin_slots.erase(u.node);
+        status_.slots_set.erase(u.node);
+    }
+    log_debug("elastic slots: " + u.node + " " + kSlot + "=" + std::to_string(want));
 }
 
 }  // namespace coloc::daemon

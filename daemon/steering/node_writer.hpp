@@ -7,6 +7,13 @@
 // admin's + coloc's (names starting with coloc_), and gives back exactly the admin's when steering
 // is switched off or colocd stops cleanly. Before each later change it reads the node again, so
 // that what an admin changed meanwhile (a weight colocd did not set, features) stays the admin's.
+//
+// Elastic slots (daemon/steering/elastic_slots.hpp) go the same way: the node's gpuslot count is
+// set by sending its whole Gres string with that count changed (Slurm drops a GRES an update
+// leaves out). The admin's count, given back when elastic slots stop, is the larger of what the
+// node had when colocd first changed it and its full count in colocd.yaml (a lowered count found
+// at start is taken as left over from a colocd that did not stop cleanly); a count colocd did not
+// set, found later, is the admin's from then on and caps what colocd opens.
 #pragma once
 
 #include <condition_variable>
@@ -17,8 +24,10 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
+#include "daemon/steering/elastic_slots.hpp"
 #include "daemon/steering/steering.hpp"
 #include "slurm/nodes.hpp"
 
@@ -41,6 +50,7 @@ public:
 
     // Queued; the worker applies them in order.
     void submit(std::vector<NodeUpdate> updates);
+    void submit(std::vector<SlotUpdate> updates);
     // Waits (up to `timeout_ms`) until everything submitted so far was sent; false on timeout.
     bool flush(int timeout_ms);
 
@@ -49,16 +59,21 @@ public:
         std::int64_t failed = 0;
         std::string last_error;                          // empty when the last update went through
         std::map<std::string, SlurmNodeSettings> admin;  // what colocd gives back, per node
+        std::map<std::string, int> admin_slots;          // the gpuslot count given back, per node
+        std::map<std::string, int> slots_set;            // the gpuslot count colocd last set, per node
     };
     Status status() const;
 
 private:
+    using Task = std::variant<NodeUpdate, SlotUpdate>;
     void work();
     void apply(const NodeUpdate& u);
+    void apply(const SlotUpdate& u);
+    void failed(const std::string& why);  // under the lock
 
     mutable std::mutex mu_;
     std::condition_variable wake_, idle_;
-    std::deque<NodeUpdate> queue_;
+    std::deque<Task> queue_;
     bool busy_ = false;
     bool stop_ = false;
     Status status_;

@@ -1,0 +1,193 @@
+// colocd's side of elastic slots (daemon/steering/elastic_slots.hpp): reading Slurm's jobs off
+// the request path, sizing the bind nodes' gpuslot counts from them, the admin switch
+// (`colocctl elastic on|off`), and the verdict on each pending job for explain.
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <sstream>
+
+#include "daemon/log.hpp"
+#include "daemon/service/service.hpp"
+#include "proto/fields.hpp"
+#include "slurm/gres_detail.hpp"
+#include "slurm/hostlist.hpp"
+
+namespace coloc::daemon {
+
+using proto::json;
+using slurm::SlurmJob;
+
+namespace {
+
+constexpr const char* kSlot = "gpuslot";
+constexpr const char* kProfileTag = "coloc_profile=";  // etc/job_submit.lua writes it in AdminComment
+
+std::int64_t steady_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Every partition the job may run in is in bind mode (what job_submit.lua maps to slots).
+bool in_bind_partitions(const Config& cfg, const std::string& partitions) {
+    std::stringstream in(partitions);
+    bool any = false;
+    for (std::string p; std::getline(in, p, ',');) {
+        if (p.empty()) continue;
+        const auto it = cfg.partition_modes.find(p);
+        if (it == cfg.partition_modes.end() || it->second != GpuMode::Bind) return false;
+        any = true;
+    }
+    return any;
+}
+
+std::string tagged_profile(const std::string& admin_comment) {
+    if (admin_comment.rfind(kProfileTag, 0) != 0) return "";
+    const std::string rest = admin_comment.substr(std::char_traits<char>::length(kProfileTag));
+    return rest.substr(0, rest.find_first_of(" ,;"));
+}
+
+}  // namespace
+
+std::vector<int> Service::bind_nodes() const {
+    std::vector<int> out;
+    const auto& topo = cfg_.topology;
+    for (std::size_t n = 0; n < topo.nodes().size(); ++n) {
+        if (topo.type_of(static_cast<int>(n)).slots_per_gpu < 2) continue;  // nothing to share
+        const auto mode = cfg_.node_modes.find(topo.nodes()[n].name);
+        if (mode != cfg_.node_modes.end() && mode->second != GpuMode::Bind) continue;
+        out.push_back(static_cast<int>(n));
+    }
+    return out;
+}
+
+void Service::submit_to_slurm(std::vector<SlotUpdate> updates) {
+    if (updates.empty()) return;
+    if (!node_writer_) node_writer_ = std::make_unique<SlurmNodeWriter>();
+    node_writer_->submit(std::move(updates));
+}
+
+void Service::size_slots() {
+    if (!elastic_.enabled()) return;
+    std::optional<SlurmAnswer> answer = elastic_reader_.poll(steady_ms());
+    if (!answer) return;
+    if (!answer->ok) {
+        if (elastic_error_ != answer->error) log_error("elastic slots: " + answer->error);
+        elastic_error_ = answer->error;
+        return;
+    }
+    elastic_error_.clear();
+    try {
+        const auto& topo = cfg_.topology;
+        const SlurmSnapshot& snap = answer->snapshot;
+        std::vector<int> running_use(topo.nodes().size(), 0);
+        std::map<place::JobId, double> ends;
+        std::vector<std::pair<const SlurmJob*, PendingJob>> pending;
+        for (const SlurmJob& j : snap.jobs) {
+            if (!in_bind_partitions(cfg_, j.partition)) continue;
+            if (j.running) {
+                for (const auto& where : j.nodes)
+                    if (const int n = topo.node_index(where.node); n >= 0)
+                        running_use[static_cast<std::size_t>(n)] += where.gpu_count;
+                if (j.time_limit_s > 0 && j.start_time > 0)
+                    ends[static_cast<place::JobId>(j.job_id)] = static_cast<double>(j.start_time + j.time_limit_s);
+                continue;
+            }
+            if (!j.pending) continue;
+            PendingJob p;
+            p.id = j.job_id;
+            try {
+                p.slots_per_node = j.tres_per_node.empty() ? 0 : slurm::tres_per_node_count(j.tres_per_node, kSlot);
+            } catch (const std::exception&) {
+                p.slots_per_node = 0;
+            }
+            if (p.slots_per_node <= 0) continue;  // asks for no GPU slot
+            p.nodes = j.nodes_wanted;
+            p.time_limit_s = static_cast<double>(j.time_limit_s);
+            p.profile = profile_for(tagged_profile(j.admin_comment), user_names_.of(j.uid, snap.taken_at), j.name);
+            if (!j.required_nodes.empty())
+                if (const auto names = slurm::expand_hostlist(j.required_nodes))
+                    for (const std::string& name : *names)
+                        if (const int n = topo.node_index(name); n >= 0) p.allowed_nodes.push_back(n);
+            p.uid = j.uid;
+            pending.emplace_back(&j, std::move(p));
+        }
+        // Slurm's order: higher priority first, then earlier submission.
+        std::stable_sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
+            if (a.first->priority != b.first->priority) return a.first->priority > b.first->priority;
+            if (a.first->submit_time != b.first->submit_time) return a.first->submit_time < b.first->submit_time;
+            return a.first->job_id < b.first->job_id;
+        });
+        // Only the head of the queue is weighed: a round stays short however long the queue, and
+        // jobs further back start after those ahead of them anyway.
+        if (pending.size() > static_cast<std::size_t>(cfg_.elastic.max_pending_jobs))
+            pending.resize(static_cast<std::size_t>(cfg_.elastic.max_pending_jobs));
+        std::vector<PendingJob> queue;
+        for (auto& [_, p] : pending) queue.push_back(std::move(p));
+        const KnownEnds time(cluster_, static_cast<double>(snap.taken_at), std::move(ends));
+        const ElasticPlan plan = plan_elastic_slots(cluster_, policy_, time, bind_nodes(), running_use, queue);
+        submit_to_slurm(elastic_.apply(plan, topo, snap.taken_at));
+    } catch (const std::exception& e) {
+        log_error("elastic slots: " + std::string(e.what()));
+    }
+}
+
+json Service::elastic_json() const {
+    const auto& topo = cfg_.topology;
+    json nodes = json::array();
+    std::optional<SlurmNodeWriter::Status> st;
+    if (node_writer_) st = node_writer_->status();
+    for (int n : bind_nodes()) {
+        const auto& a = elastic_.applied(n);
+        if (!a) continue;
+        const std::string& name = topo.nodes()[static_cast<std::size_t>(n)].name;
+        json row = {{"node", name}, {"slots", *a}, {"full", full_slots(topo, n)}};
+        if (st)
+            if (auto it = st->admin_slots.find(name); it != st->admin_slots.end()) row["admin_slots"] = it->second;
+        nodes.push_back(row);
+    }
+    json pending = json::array();
+    for (const PendingVerdict& v : elastic_.verdicts())
+        pending.push_back({{"job_id", v.id}, {"uid", v.uid}, {"node", v.node}, {"opens", v.opens}, {"why", v.why}});
+    json out = {{"enabled", elastic_.enabled()},
+                {"interval_s", elastic_.config().interval_s},
+                {"rounds", elastic_.rounds()},
+                {"updates", elastic_.updates()},
+                {"last_round", elastic_.last_round_s()},
+                {"nodes", nodes},
+                {"pending", pending},
+                {"last_error", elastic_error_}};
+    if (st) {
+        out["slurm_updates_sent"] = st->sent;
+        out["slurm_updates_failed"] = st->failed;
+        if (elastic_error_.empty()) out["last_error"] = st->last_error;
+    }
+    return out;
+}
+
+// {"op":"elastic"} reads; {"op":"elastic","enabled":true|false} switches (admins only: the route
+// table's admin_field). Switching off answers once Slurm has every full count back (or after 5 s).
+json Service::on_elastic(const proto::Request& req, const proto::Identity& who) {
+    if (req.body.contains("enabled")) {
+        const bool on = proto::get_bool_or(req.body, "enabled", false);
+        if (elastic_.enabled() != on) log_info(std::string("elastic slots switched ") + (on ? "on" : "off"));
+        submit_to_slurm(elastic_.set_enabled(on, cfg_.topology));
+        if (!on && node_writer_) node_writer_->flush(5000);
+    }
+    json out = elastic_json();
+    // A plain user sees the verdicts on their own jobs only.
+    if (!access_.is_admin(who.uid)) {
+        json mine = json::array();
+        for (const json& v : out["pending"])
+            if (visible_to(v["uid"].get<std::int64_t>(), who)) mine.push_back(v);
+        out["pending"] = mine;
+    }
+    return {{"elastic_slots", out}};
+}
+
+json Service::elastic_verdict_of(std::int64_t job_id, const proto::Identity& who) const {
+    const PendingVerdict* v = elastic_.verdict_of(job_id);
+    if (!v || !visible_to(v->uid, who)) return nullptr;
+    return {{"opens", v->opens}, {"node", v->node}, {"why", v->why}};
+}
+
+}  // namespace coloc::daemon
