@@ -100,11 +100,14 @@ ElasticPlan plan_elastic_slots(const place::ClusterState& state, const place::Po
                 if (more == 0) {
                     v.why = "GPUs of its own on " + v.node + ": never held";
                 } else {
-                    place::SharingOutlook outlook{.time = &time, .work_s = job.time_limit_s, .gpus_ahead = gpus_ahead};
+                    place::SharingOutlook outlook{.time = &time,
+                                                  .work_s = job.time_limit_s,
+                                                  .gpus_ahead = gpus_ahead,
+                                                  .others_waiting = static_cast<int>(pending.size()) - 1};
                     const place::SharingVerdict s = place::judge_sharing(state, request, d.chosen, outlook);
-                    v.why = s.why;
+                    v.why = s.why();
                     if (!s.hold && used[n] + state.idle_gpus(n) + shared[n] + more > full_slots(topo, n)) {
-                        v.why = "no shared slot left on " + v.node + " (" + s.why + ")";
+                        v.why = "no shared slot left on " + v.node + " (" + s.why() + ")";
                     } else if (!s.hold) {
                         const int after = offered(n) + more;
                         const PendingJob* taker = nullptr;
@@ -112,7 +115,7 @@ ElasticPlan plan_elastic_slots(const place::ClusterState& state, const place::Po
                             if (may_run_on(*h, n) && h->nodes <= 1 && h->slots_per_node <= after) taker = h;
                         if (taker) {
                             v.why = "would share on " + v.node + ", but job " + std::to_string(taker->id) +
-                                    " ahead of it, held, would take the slot (" + s.why + ")";
+                                    " ahead of it, held, would take the slot (" + s.why() + ")";
                         } else {
                             shared[static_cast<std::size_t>(n)] += more;
                             v.opens = true;
