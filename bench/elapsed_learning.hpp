@@ -2,7 +2,8 @@
 // end. Synthetic jobs share GPUs two at a time under a known schedule; each progresses at the
 // measured speed of its pair on the unseen GPU type, its elapsed time gets 5 % noise, and a few
 // runs fail or are too short. The interval regression (model/interval_regression.hpp) turns
-// the ended runs into pair delays, which the model takes as observed pairs. Included by
+// the ended runs into pair delays, which the model learns through Learner::learn_elapsed, as
+// colocd does when jobs end and `colocctl fit --history` does offline. Included by
 // bench/model-learning.cpp after its helpers.
 #pragma once
 
@@ -130,23 +131,9 @@ void elapsed_learning(const Measurements& m, std::vector<std::string>& missed) {
     for (int n : kJobs) {
         std::vector<EndedRun> ended;
         for (int i = 0; i < n; ++i) ended.push_back(runs[static_cast<std::size_t>(i)].run);
-        const IntervalFit fit = fit_interval_delays(ended, [&](const PairKey& k) {
-            const JobProfile* a = start.catalogue().find(k.job);
-            const Neighbour nb{start.catalogue().find(k.neighbour), k.where, std::nullopt};
-            const Prediction p = start.predict(*a, std::span(&nb, 1));
-            return DelayPrior{1 / p.speed - 1, p.uncertainty / (p.speed * p.speed)};
-        });
-        // What the regression learned goes to the model as observed pairs, in one load.
+        // The learner colocd feeds at each job's end, from the starting model each time.
         ColocModel model = start;
-        nlohmann::json observed = nlohmann::json::array();
-        for (const auto& [k, d] : fit.pairs)
-            if (d.evidence >= 1)
-                observed.push_back({{"gpu_type", kGpu},
-                                    {"job", k.job},
-                                    {"neighbour", k.neighbour},
-                                    {"speed", 1 / (1 + d.delay)},
-                                    {"n", 1}});
-        model.load_params_json({{"observed_pairs", observed}});
+        const IntervalFit fit = model.learn_elapsed(ended, {}, kGpu);
         double mae = 0, none = 0;
         for (const auto& a : complete)
             for (const auto& b : complete) {

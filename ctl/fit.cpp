@@ -26,6 +26,9 @@ namespace {
 struct FitArgs {
     std::string measurements, out, params_out, gpu_type;  // gpu_type "" = the data's
     std::string history, profiles, params;                // --history: from ended jobs
+    std::string node_sharing = "node";                    // --history with sacct: same node means
+    double min_elapsed_s = 300;
+    bool skip_bad = false;
     bool json = false;
 };
 
@@ -181,7 +184,14 @@ void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     cmd->add_option("--measurements", args.measurements, "measurement CSV (coloc-profiles(5), MEASUREMENTS)");
     cmd->add_option("--out", args.out, "profile catalogue to write (YAML)");
     cmd->add_option("--history", args.history,
-                    "learn pair delays from ended jobs instead (colocctl history --export output)");
+                    "learn pair delays from ended jobs instead (colocctl history --export or sacct -P output)");
+    cmd->add_option("--node-sharing", args.node_sharing,
+                    "with --history FILE from sacct: what jobs overlapping on a node share (gpu, island, switch, "
+                    "node; default node)");
+    cmd->add_option("--min-elapsed", args.min_elapsed_s,
+                    "with --history: runs shorter than this many seconds are left out (default 300)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_flag("--skip-bad", args.skip_bad, "with --history FILE from sacct: skip and count malformed lines");
     cmd->add_option("--profiles", args.profiles, "with --history: the profile catalogue (YAML)");
     cmd->add_option("--params", args.params, "with --history: learned parameters to start from (JSON)");
     cmd->add_option("--params-out", args.params_out, "also write the fitted model parameters (JSON)");
@@ -192,7 +202,8 @@ void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
         if (!args.history.empty()) {
             if (args.profiles.empty()) throw CLI::ValidationError("--history needs --profiles");
             exit_code = run_fit_history(opts, {args.history, args.profiles, args.params, args.params_out,
-                                               args.gpu_type.empty() ? "v100" : args.gpu_type, args.json});
+                                               args.gpu_type.empty() ? "v100" : args.gpu_type, args.json,
+                                               args.node_sharing, args.min_elapsed_s, args.skip_bad});
             return;
         }
         if (args.measurements.empty() || args.out.empty())

@@ -1,8 +1,11 @@
 // colocctl fit --history FILE: pair delays learned from ended jobs' elapsed times over the
 // intervals they shared (model/interval_regression.hpp), with no report from the jobs. FILE is
-// `colocctl history --export` (JSON lines of job records with their co-locations). The model
-// given by --profiles (and --params) is the prior; the same-GPU pairs the evidence settles
-// are written as observed pairs into --params-out, which colocd and colocctl predict load.
+// `colocctl history --export` (JSON lines of job records with their co-locations) or sacct -P
+// output (jobs overlapping on a node share at --node-sharing's level: replay/trace_history.hpp).
+// The model given by --profiles (and --params) learns through Learner::learn_elapsed, as
+// colocd does online; --params-out gets what it learned, which colocd and colocctl predict load.
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -15,13 +18,37 @@
 #include "model/io/profiles_yaml.hpp"
 #include "model/run_history.hpp"
 #include "proto/jobs.hpp"
+#include "replay/readers.hpp"
+#include "replay/trace_history.hpp"
 
 namespace coloc::ctl {
 
 namespace {
-std::vector<model::JobHistory> read_history(const std::string& path) {
+// sacct -P: the trace reader's fields and line checks, then overlaps on nodes.
+std::vector<model::JobHistory> read_sacct_history(std::istream& in, const std::string& path, model::Sharing same_node,
+                                                  bool skip_bad) {
+    replay::Trace trace;
+    trace.source = path;
+    replay::ReadOptions options;
+    options.skip_bad = skip_bad;
+    replay::read_sacct(in, trace, options);
+    if (trace.bad > 0) {
+        std::cerr << "fit: skipped " << trace.bad << " malformed lines of " << path;
+        if (!trace.bad_lines.empty())
+            std::cerr << ", the first at line " << trace.bad_lines.front().line << ": " << trace.bad_lines.front().why;
+        std::cerr << "\n";
+    }
+    if (std::none_of(trace.jobs.begin(), trace.jobs.end(),
+                     [](const replay::TraceJob& j) { return j.recorded_start >= 0; }))
+        throw std::runtime_error(path + ": no job with a Start time (fit --history needs sacct's Start field)");
+    return replay::history_from_trace(trace, same_node);
+}
+
+std::vector<model::JobHistory> read_history(const std::string& path, model::Sharing same_node, bool skip_bad) {
     std::ifstream in;
     if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw std::runtime_error(path + ": " + why);
+    while (in.peek() != EOF && std::isspace(in.peek())) in.get();
+    if (in.peek() != '{') return read_sacct_history(in, path, same_node, skip_bad);
     std::vector<model::JobHistory> jobs;
     std::string text;
     for (int line = 1; std::getline(in, text); ++line) {
@@ -77,30 +104,28 @@ int run_fit_history(const CtlOptions& opts, const FitHistoryArgs& a) {
                 throw std::runtime_error(a.params + ": " + why);
             m.load_params_json(json::parse(in));
         }
-        const std::vector<model::EndedRun> runs = model::runs_from_history(read_history(a.history));
-        auto prior = [&](const model::PairKey& k) {
-            const model::Neighbour n{&m.catalogue().lookup(k.neighbour), k.where, std::nullopt};
-            const model::Prediction p = m.predict(m.catalogue().lookup(k.job), std::span(&n, 1));
-            return model::DelayPrior{1 / p.speed - 1, std::max(p.uncertainty, 0.01) / (p.speed * p.speed)};
-        };
-        const model::IntervalFit fit = model::fit_interval_delays(runs, prior);
-        json rows = json::array(), observed = json::array();
+        const auto same_node = model::sharing_from_string(a.node_sharing);
+        if (!same_node || *same_node == model::Sharing::Link)
+            throw std::runtime_error("--node-sharing: unknown level '" + a.node_sharing +
+                                     "' (gpu, island, switch or node)");
+        std::vector<model::EndedRun> runs = model::runs_from_history(read_history(a.history, *same_node, a.skip_bad));
+        for (model::EndedRun& r : runs)  // no solo run: the runtime its profile declares, if any
+            if (const model::JobProfile* p = m.catalogue().find(r.job); !(r.solo_s > 0) && p && p->has("runtime_s"))
+                r.solo_s = p->runtime_s;
+        model::IntervalOptions options;
+        options.min_elapsed_s = a.min_elapsed_s;
+        const model::IntervalFit fit = m.learn_elapsed(runs, options, a.gpu_type);
+        json rows = json::array();
         auto round = [](double v) { return std::round(v * 1e4) / 1e4; };
-        for (const auto& [k, d] : fit.pairs) {
-            const double before = 1 / (1 + prior(k).delay), speed = 1 / (1 + d.delay);
+        for (const auto& [k, d] : fit.pairs)
             rows.push_back({{"job", k.job},
                             {"neighbour", k.neighbour},
                             {"where", model::to_string(k.where)},
-                            {"speed", round(speed)},
-                            {"prior", round(before)},
+                            {"speed", round(1 / (1 + d.delay))},
+                            {"prior", round(1 / (1 + d.prior))},
                             {"evidence", round(d.evidence)}});
-            if (k.where == model::Sharing::Gpu && d.evidence >= 1 && m.catalogue().find(k.job) &&
-                m.catalogue().find(k.neighbour))
-                observed.push_back(
-                    {{"gpu_type", a.gpu_type}, {"job", k.job}, {"neighbour", k.neighbour}, {"speed", speed}, {"n", 1}});
-        }
+        const std::size_t settled = m.elapsed_pairs().all().size();
         if (!a.params_out.empty()) {
-            m.load_params_json({{"observed_pairs", observed}});
             std::ofstream p;
             if (auto why = model::io::open_for_writing(p, a.params_out); !why.empty())
                 throw std::runtime_error(a.params_out + ": " + why);
@@ -110,7 +135,7 @@ int run_fit_history(const CtlOptions& opts, const FitHistoryArgs& a) {
         const model::LeftOut& l = fit.left_out;
         std::cerr << "fit: " << fit.used << " ended jobs used; left out " << l.total() << " (" << l.failed
                   << " failed or cancelled, " << l.too_short << " too short, " << l.no_solo << " without solo work, "
-                  << l.alone << " never shared); " << observed.size() << " same-GPU pairs settled"
+                  << l.alone << " never shared); " << settled << " same-GPU pairs settled"
                   << (a.params_out.empty() ? "" : ", written to " + a.params_out) << "\n";
         CtlOptions o = opts;
         o.json = opts.json || a.json;

@@ -147,6 +147,9 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
                  "metrics_port",
                  "metrics_address",
                  "reconcile_interval_s",
+                 "elapsed_min_s",
+                 "elapsed_refit_every",
+                 "elapsed_window",
                  "database_backlog_max",
                  "database_retry_s",
                  "database_retry_max_s",
@@ -185,6 +188,10 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     if (root["metrics_address"]) cfg.metrics_address = r.str(root["metrics_address"], "metrics_address");
     if (root["reconcile_interval_s"])
         cfg.reconcile_interval_s = r.integer(root["reconcile_interval_s"], "reconcile_interval_s", 0, 86400);
+    if (root["elapsed_min_s"]) cfg.elapsed_min_s = r.integer(root["elapsed_min_s"], "elapsed_min_s", 0, 86400);
+    if (root["elapsed_refit_every"])
+        cfg.elapsed_refit_every = r.integer(root["elapsed_refit_every"], "elapsed_refit_every", 1, 100000);
+    if (root["elapsed_window"]) cfg.elapsed_window = r.integer(root["elapsed_window"], "elapsed_window", 1, 100000);
     if (root["database_backlog_max"])
         cfg.database_backlog_max =
             static_cast<std::size_t>(r.integer(root["database_backlog_max"], "database_backlog_max", 1, 10000000));

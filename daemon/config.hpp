@@ -37,6 +37,12 @@ struct Config {
     int metrics_port = 0;                        // Prometheus over HTTP, 0 = off
     std::string metrics_address = "127.0.0.1";
     int reconcile_interval_s = 60;  // ask Slurm what runs; 0 = never
+    // Learning from ended jobs' elapsed times (daemon/service/elapsed.cpp): runs shorter than
+    // elapsed_min_s are left out; pair delays are refitted every elapsed_refit_every usable runs
+    // over the latest elapsed_window of them (a refit's cost grows with the window).
+    int elapsed_min_s = 300;
+    int elapsed_refit_every = 10;
+    int elapsed_window = 1000;
     // While the database cannot be written: history records kept in memory at most, and the
     // first and the longest wait between tries to store them.
     std::size_t database_backlog_max = 100000;

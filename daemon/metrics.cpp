@@ -130,6 +130,14 @@ std::string render_metrics(const MetricsSnapshot& s) {
              "Placements the plugin made alone while colocd was away, reported afterwards.", s.adopted);
     w.scalar("coloc_jobs_ended_total", "counter", "Ended reports (one per job and node).", s.ended);
     w.scalar("coloc_observations_total", "counter", "Measured iteration times the model learned from.", s.observations);
+    w.scalar("coloc_elapsed_jobs_used_total", "counter",
+             "Ended jobs whose elapsed times the model learns pair delays from.", s.elapsed_used);
+    w.family("coloc_elapsed_jobs_left_out_total", "counter",
+             "Ended jobs left out of learning from elapsed times, by reason.");
+    for (const auto& [reason, n] : s.elapsed_left_out)
+        w.sample("coloc_elapsed_jobs_left_out_total", "reason=\"" + label_value(reason) + "\"", std::to_string(n));
+    w.scalar("coloc_elapsed_refits_total", "counter", "Refits of pair delays from ended jobs' elapsed times.",
+             s.elapsed_refits);
     w.family("coloc_requests_refused_total", "counter", "Error replies, by error code.");
     for (const auto& [code, n] : s.refused_by_code)
         w.sample("coloc_requests_refused_total", "code=\"" + label_value(code) + "\"", std::to_string(n));

@@ -55,7 +55,10 @@ struct MetricsSnapshot {
     std::int64_t reused = 0;      // later steps answered from an earlier decision
     std::int64_t adopted = 0;     // plugin fallback placements reported afterwards
     std::int64_t ended = 0;
-    std::int64_t observations = 0;  // iteration timings the model learned from
+    std::int64_t observations = 0;                         // iteration timings the model learned from
+    std::int64_t elapsed_used = 0;                         // ended jobs whose elapsed times the model learns from
+    std::int64_t elapsed_refits = 0;                       // pair delays refitted from them
+    std::map<std::string, std::int64_t> elapsed_left_out;  // reason -> ended jobs left out
     std::int64_t auth_refused = 0;
     std::map<std::string, std::int64_t> refused_by_code;  // proto error code -> replies
 

@@ -93,6 +93,11 @@ public:
     // Learns from one observation: `job` ran `measured_slowdown` times slower than solo with
     // exactly these neighbours.
     void observe(const JobProfile& job, std::span<const Neighbour> neighbours, double measured_slowdown) override;
+    // Same-GPU pairs the interval regression settles (evidence >= 1, catalogue profiles) are kept
+    // apart from the pairs observed live, which win where both exist (model/coloc_elapsed.cpp).
+    IntervalFit learn_elapsed(const std::vector<EndedRun>& runs, const IntervalOptions& options,
+                              const std::string& gpu_type) override;
+    const ObservedPairs& elapsed_pairs() const { return elapsed_; }
 
     // Everything fitted or learned, and the hyper-parameters; load_params_json accepts what
     // params_json produced (missing keys keep their current values; throws on wrong types).
@@ -138,6 +143,8 @@ private:
     void merge_observed();                             // observed pairs into their types' tables
     void build_residual_table(HardwareView& v) const;  // v's own pairs less the transfer prediction
     bool learn_gpu_pair(const JobProfile& job, const Neighbour& n, double measured);
+    // The table speed that, through the calibrated term and the pair's residual, gives `measured`.
+    double table_speed(const JobProfile& job, const JobProfile& other, double measured) const;
     double delta(const JobProfile& job, const Neighbour& n, int& term) const;
     // Bit index of the job's GPU whose Gpu neighbours slow it most; -1 when they all share one
     // GPU (or there are none), so every neighbour counts.
@@ -152,6 +159,7 @@ private:
     std::vector<HardwareView> views_;     // per hardware index, never empty after rebuild()
     std::vector<std::uint64_t> serials_;  // per catalogue id: JobProfile::serial
     ObservedPairs observed_;
+    ObservedPairs elapsed_;  // settled by learn_elapsed, replaced by its next call
     int cache_size_ = 0;
     Calibration calibration_;
     PairResiduals residuals_;

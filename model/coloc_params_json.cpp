@@ -64,12 +64,15 @@ json ColocModel::params_json() const {
                              {"value", r.value},
                              {"n", r.n}});
     }
-    json observed = json::array();
-    for (const auto& [key, seen] : observed_.all()) {
-        const auto& [gpu, job, neighbour] = key;
-        observed.push_back(
-            {{"gpu_type", gpu}, {"job", job}, {"neighbour", neighbour}, {"speed", seen.speed}, {"n", seen.n}});
-    }
+    auto pairs_json = [](const ObservedPairs& pairs) {
+        json out = json::array();
+        for (const auto& [key, seen] : pairs.all()) {
+            const auto& [gpu, job, neighbour] = key;
+            out.push_back(
+                {{"gpu_type", gpu}, {"job", job}, {"neighbour", neighbour}, {"speed", seen.speed}, {"n", seen.n}});
+        }
+        return out;
+    };
     return json{
         {"model", "coloc"},
         {"version", 1},
@@ -83,7 +86,8 @@ json ColocModel::params_json() const {
           {"residual_min_rate", params_.residual_min_rate}}},
         {"calibration", {{"theta", {th[0], th[1], th[2]}}, {"covariance", cov}, {"updates", calibration_.updates()}}},
         {"residuals", residuals},
-        {"observed_pairs", observed}};
+        {"observed_pairs", pairs_json(observed_)},
+        {"elapsed_pairs", pairs_json(elapsed_)}};
 }
 
 void ColocModel::load_params_json(const json& j) {
@@ -146,19 +150,24 @@ void ColocModel::load_params_json(const json& j) {
             residuals.emplace_back(a->id, b->id, term, Residual{r.at("value").get<double>(), r.value("n", 1L)});
         }
     }
-    ObservedPairs observed;
-    const bool has_observed = j.contains("observed_pairs");
-    if (has_observed)
-        for (const json& o : j.at("observed_pairs")) {
+    auto pairs_from = [&](const char* key, const char* what, ObservedPairs& pairs) {
+        if (!j.contains(key)) return false;
+        for (const json& o : j.at(key)) {
             const ObservedSpeed s{o.at("speed").get<double>(), o.value("n", 1L)};
             if (!pair_speed_problem(s.speed).empty() || s.n < 1)
-                throw std::invalid_argument("coloc params: observed pair " + o.dump() + ": " +
+                throw std::invalid_argument(std::string("coloc params: ") + what + " " + o.dump() + ": " +
                                             (s.n < 1 ? "n must be at least 1" : pair_speed_problem(s.speed)));
-            observed.set(o.at("gpu_type").get<std::string>(), o.at("job").get<std::string>(),
-                         o.at("neighbour").get<std::string>(), s);
+            pairs.set(o.at("gpu_type").get<std::string>(), o.at("job").get<std::string>(),
+                      o.at("neighbour").get<std::string>(), s);
         }
+        return true;
+    };
+    ObservedPairs observed, elapsed;
+    const bool has_observed = pairs_from("observed_pairs", "observed pair", observed);
+    const bool has_elapsed = pairs_from("elapsed_pairs", "pair learned from elapsed times", elapsed);
     // Everything parsed: only now change the model, so a bad file leaves it as it was.
     if (has_observed) observed_ = std::move(observed);
+    if (has_elapsed) elapsed_ = std::move(elapsed);
     set_params(p);
     calibration_.set_state(th, P, updates);
     if (has_residuals) {

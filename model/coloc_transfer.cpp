@@ -57,11 +57,11 @@ bool same_type(const JobProfile& a, const JobProfile& b) { return (a.id >= 0 && 
 }  // namespace
 
 void ColocModel::merge_observed() {
-    for (const auto& [key, seen] : observed_.all()) {
+    auto merge = [&](const ObservedPairs::Key& key, const ObservedSpeed& seen) {
         const auto& [gpu, job, neighbour] = key;
         const JobProfile* a = catalogue_.find(job);
         const JobProfile* b = catalogue_.find(neighbour);
-        if (!a || !b || seen.n <= 0) continue;  // a profile no longer in the catalogue
+        if (!a || !b || seen.n <= 0) return;  // a profile no longer in the catalogue
         auto it =
             std::find_if(tables_.begin(), tables_.end(), [&](const ReferenceTable& t) { return t.gpu_type() == gpu; });
         if (it == tables_.end()) it = tables_.insert(tables_.end(), ReferenceTable(gpu));
@@ -71,7 +71,11 @@ void ColocModel::merge_observed() {
         const double n = static_cast<double>(seen.n);
         const double merged = it->has_speed(i, j) ? (it->speed(i, j) + n * seen.speed) / (n + 1) : seen.speed;
         it->set_speed(i, j, merged);
-    }
+    };
+    for (const auto& [key, seen] : observed_.all()) merge(key, seen);
+    // A pair the job reported itself is measured more directly than one its elapsed time implies.
+    for (const auto& [key, seen] : elapsed_.all())
+        if (!observed_.all().count(key)) merge(key, seen);
 }
 
 void ColocModel::build_residual_table(HardwareView& v) const {
@@ -155,17 +159,20 @@ Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobPro
     return transfer_prediction(a, b, same, v);
 }
 
+double ColocModel::table_speed(const JobProfile& job, const JobProfile& other, double measured) const {
+    const double scale = calibration_.theta()[kGpuTerm];
+    const double extra = measured - 1.0 - residuals_.get(job.id, other.id, kGpuTerm);
+    const double delay = std::max(scale > 0 ? extra / scale : extra, 1.0 / kMaxPairSpeed - 1.0);
+    return 1.0 / (1.0 + delay);
+}
+
 bool ColocModel::learn_gpu_pair(const JobProfile& job, const Neighbour& n, double measured) {
     // Only catalogue profiles name a pair; the default profile stands for many different jobs.
     if (!n.profile || !cached(job) || !cached(*n.profile) || job.id == 0 || n.profile->id == 0) return false;
     const JobProfile& other = *n.profile;
-    // The speed that, through the calibrated term and the pair's residual, gives what was measured.
-    const double scale = calibration_.theta()[kGpuTerm];
-    const double extra = measured - 1.0 - residuals_.get(job.id, other.id, kGpuTerm);
-    const double delay = std::max(scale > 0 ? extra / scale : extra, 1.0 / kMaxPairSpeed - 1.0);
     // The pair is kept for the GPU type of the node it was seen on.
     const std::string& gpu_type = view(n.hardware).hw.gpu_type;
-    observed_.add(gpu_type, job.name, other.name, 1.0 / (1.0 + delay));
+    observed_.add(gpu_type, job.name, other.name, table_speed(job, other, measured));
     ++version_;
     // Rebuild when the pair is new to the table or its value moved enough to matter.
     const ReferenceTable* own = table_of(gpu_type);

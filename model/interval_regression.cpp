@@ -79,7 +79,8 @@ IntervalFit fit_interval_delays(const std::vector<EndedRun>& runs, const PriorDe
         d = next;
         if (moved < 1e-6) break;
     }
-    for (Eigen::Index p = 0; p < P; ++p) fit.pairs[keys[static_cast<std::size_t>(p)]] = {d[p], A(p, p) / ridge[p]};
+    for (Eigen::Index p = 0; p < P; ++p)
+        fit.pairs[keys[static_cast<std::size_t>(p)]] = {d[p], A(p, p) / ridge[p], d0[p]};
     return fit;
 }
 

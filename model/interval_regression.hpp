@@ -55,6 +55,7 @@ struct PairKey {
 struct PairDelay {
     double delay = 0;     // extra slowdown the neighbour adds to the job
     double evidence = 0;  // the data's weight on it, in units of the prior's (>= 1: the data dominates)
+    double prior = 0;     // the delay before the evidence
 };
 
 struct IntervalFit {

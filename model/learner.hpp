@@ -14,9 +14,12 @@
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <span>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "model/eigen.hpp"
+#include "model/interval_regression.hpp"
 #include "model/model.hpp"
 
 namespace coloc::model {
@@ -83,6 +86,12 @@ public:
     // Learns from one observation: `job` ran `measured_slowdown` times slower than solo with
     // exactly these neighbours.
     virtual void observe(const JobProfile& job, std::span<const Neighbour> neighbours, double measured_slowdown) = 0;
+    // Learns pair delays from ended jobs' elapsed times over the intervals they shared
+    // (interval_regression.hpp). The prior is the model without what earlier calls learned (that
+    // evidence is in `runs` again); what the evidence settles replaces what they learned for
+    // `gpu_type`, the GPU type the runs ran on. Returns the fit: pairs, runs used and left out.
+    virtual IntervalFit learn_elapsed(const std::vector<EndedRun>& runs, const IntervalOptions& options,
+                                      const std::string& gpu_type) = 0;
     virtual nlohmann::json params_json() const = 0;
     // Accepts what params_json produced; throws, changing nothing, on a bad document.
     virtual void load_params_json(const nlohmann::json& params) = 0;

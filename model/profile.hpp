@@ -15,6 +15,7 @@ struct JobProfile {
     double batch_size = 0;         // 0 = unknown
 
     double iter_time_s = 0.25;  // solo iteration time
+    double runtime_s = 0;       // solo runtime of a whole job, where a site declares one; 0 = unknown
     int gpus = 1;               // GPUs per node the job uses
     int nodes = 1;
 

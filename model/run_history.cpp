@@ -7,11 +7,6 @@
 namespace coloc::model {
 
 namespace {
-bool completed(const JobHistory& j) {
-    const bool state_ok = j.state == "ended" || j.state == "COMPLETED";
-    return state_ok && (!j.exit_status || *j.exit_status == 0) && j.end > j.start;
-}
-
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const std::size_t h = v.size() / 2;
@@ -21,6 +16,28 @@ double median(std::vector<double> v) {
 
 std::string solo_key(const JobHistory& job) {
     return job.profile.empty() ? "user:" + job.user + "/" + job.job_name : job.profile;
+}
+
+bool completed(const JobHistory& j) {
+    const bool state_ok = j.state == "ended" || j.state == "COMPLETED";
+    return state_ok && (!j.exit_status || *j.exit_status == 0) && j.end > j.start;
+}
+
+std::vector<RunInterval> intervals_of(const JobHistory& j, const std::function<std::string(std::int64_t)>& name_of) {
+    std::set<double> cuts = {j.start, j.end};
+    for (const SharedSpan& s : j.shared) {
+        if (s.start > j.start && s.start < j.end) cuts.insert(s.start);
+        if (s.end > j.start && s.end < j.end) cuts.insert(s.end);
+    }
+    std::vector<RunInterval> out;
+    for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it) {
+        const double from = *it, to = *std::next(it);
+        RunInterval k{to - from, {}};
+        for (const SharedSpan& s : j.shared)
+            if (s.start <= from && s.end >= to) k.neighbours.push_back({name_of(s.other), s.where});
+        out.push_back(std::move(k));
+    }
+    return out;
 }
 
 std::vector<EndedRun> runs_from_history(const std::vector<JobHistory>& jobs) {
@@ -37,23 +54,10 @@ std::vector<EndedRun> runs_from_history(const std::vector<JobHistory>& jobs) {
         r.state = completed(j) ? "COMPLETED" : (j.state.empty() ? "unknown" : j.state);
         r.elapsed_s = j.end - j.start;
         if (auto it = alone.find(r.job); it != alone.end()) r.solo_s = median(it->second);
-        // Intervals: cut the run at every start and end of a shared span inside it.
-        std::set<double> cuts = {j.start, j.end};
-        for (const SharedSpan& s : j.shared) {
-            if (s.start > j.start && s.start < j.end) cuts.insert(s.start);
-            if (s.end > j.start && s.end < j.end) cuts.insert(s.end);
-        }
-        for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it) {
-            const double from = *it, to = *std::next(it);
-            RunInterval k{to - from, {}};
-            for (const SharedSpan& s : j.shared) {
-                if (s.start > from || s.end < to) continue;  // not over the whole interval
-                auto other = by_id.find(s.other);
-                const std::string name = other == by_id.end() ? "" : solo_key(*other->second);
-                k.neighbours.push_back({name, s.where});
-            }
-            r.intervals.push_back(std::move(k));
-        }
+        r.intervals = intervals_of(j, [&](std::int64_t id) {
+            auto other = by_id.find(id);
+            return other == by_id.end() ? std::string() : solo_key(*other->second);
+        });
         runs.push_back(std::move(r));
     }
     return runs;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,13 @@ struct JobHistory {
 
 // The key a job's solo work is kept under: its profile, else its user and job name.
 std::string solo_key(const JobHistory& job);
+
+// Ended well: state ended/COMPLETED, exit status 0 (or unknown), a positive span.
+bool completed(const JobHistory& job);
+
+// The job's span cut at every start and end of a shared span inside it; each interval lists the
+// neighbours that shared over all of it, named by `name_of(job id)`.
+std::vector<RunInterval> intervals_of(const JobHistory& job, const std::function<std::string(std::int64_t)>& name_of);
 
 // Every job as a run: its solo work is the median elapsed time of the completed runs under
 // the same key that never shared (0 = unknown: the regression leaves it out and counts it).

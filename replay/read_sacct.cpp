@@ -29,6 +29,15 @@ std::optional<double> limit_minutes(std::string_view s, bool raw) {
     return parse_slurm_duration(s);
 }
 
+// A site may name a job's profile in its comment (sbatch --comment=coloc-profile=NAME).
+std::string comment_profile(std::string_view comment) {
+    constexpr std::string_view kKey = "coloc-profile=";
+    const std::size_t at = comment.find(kKey);
+    if (at == std::string_view::npos) return "";
+    std::string_view rest = comment.substr(at + kKey.size());
+    return std::string(trim(rest.substr(0, rest.find_first_of(" ,;"))));
+}
+
 }  // namespace
 
 void read_sacct(std::istream& in, Trace& trace, const ReadOptions& options) {
@@ -49,7 +58,8 @@ void read_sacct(std::istream& in, Trace& trace, const ReadOptions& options) {
                 ctx.fatal(lineno,
                           "the first line must be sacct's header with JobIDRaw or JobID "
                           "(run sacct -P without -n/--noheader)");
-            if (!col.count("submit")) ctx.fatal(lineno, "the header has no Submit field");
+            if (!col.count("submit") && !col.count("start"))
+                ctx.fatal(lineno, "the header has neither Submit nor Start field");
             if (!col.count("alloctres") && !col.count("reqtres"))
                 ctx.fatal(lineno, "the header has neither AllocTRES nor ReqTRES (the GPUs come from gres/gpu)");
             if (!col.count("elapsedraw") && !col.count("elapsed") && !(col.count("start") && col.count("end")))
@@ -87,12 +97,15 @@ void read_sacct(std::istream& in, Trace& trace, const ReadOptions& options) {
         if (auto v = get("partition")) job.partition = *v;
         if (auto v = get("state")) job.state = std::string(v->substr(0, v->find(' ')));  // "CANCELLED by 0"
 
-        auto submit = parse_datetime(*get("submit"));
-        if (!submit) {
-            ctx.bad(lineno, "Submit '" + std::string(*get("submit")) + "' is not a time (YYYY-MM-DDTHH:MM:SS)");
-            continue;
+        if (auto v = get("comment")) job.profile = comment_profile(*v);
+        if (auto v = get("submit")) {
+            auto submit = parse_datetime(*v);
+            if (!submit) {
+                ctx.bad(lineno, "Submit '" + std::string(*v) + "' is not a time (YYYY-MM-DDTHH:MM:SS)");
+                continue;
+            }
+            job.submit = *submit;
         }
-        job.submit = *submit;
 
         std::optional<double> start, end;
         if (auto v = get("start"); v && !no_time(*v)) {
@@ -135,6 +148,10 @@ void read_sacct(std::istream& in, Trace& trace, const ReadOptions& options) {
             elapsed = *end - *start;
         }
         if (start) job.recorded_start = *start;
+        if (!get("submit")) {
+            job.submit = *start;  // the header guarantees Start when it has no Submit
+            ctx.note("no Submit field: submitted when it started");
+        }
         job.run_time = *elapsed;
         if (job.run_time <= 0) {
             ctx.skip("ran for 0 s");

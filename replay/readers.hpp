@@ -14,9 +14,10 @@
 
 namespace coloc::replay {
 
-// sacct -P (or -p) with its header line. Needs JobIDRaw or JobID, Submit, AllocTRES or ReqTRES,
-// and ElapsedRaw, Elapsed or Start+End; reads JobName, User, Partition, Start, End,
-// TimelimitRaw or Timelimit, NNodes, NCPUS, State, NodeList when present. Recommended:
+// sacct -P (or -p) with its header line. Needs JobIDRaw or JobID, Submit or Start, AllocTRES or
+// ReqTRES, and ElapsedRaw, Elapsed or Start+End; reads JobName, User, Partition, Start, End,
+// TimelimitRaw or Timelimit, NNodes, NCPUS, State, NodeList, and Comment (a
+// "coloc-profile=NAME" in it names the job's profile) when present. Recommended:
 //   sacct -a -X -P -S START -E END --format=JobIDRaw,JobName,User,Partition,Submit,Start,End,
 //         ElapsedRaw,TimelimitRaw,NNodes,NCPUS,AllocTRES,ReqTRES,State,NodeList
 void read_sacct(std::istream& in, Trace& trace, const ReadOptions& options);

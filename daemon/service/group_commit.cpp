@@ -63,6 +63,7 @@ void Service::reload_from_store() {
     load_solo_runs();
     recover_running_jobs();
     load_learned_params();
+    load_ended_runs();
 }
 
 void Service::retry_store() { store_.retry_backlog_if_due(); }

@@ -204,7 +204,10 @@ json Service::on_ended(const proto::Request& req, const proto::Identity&) {
             if (p.node != node) still_elsewhere = true;
     store_.record_ended(r.job_id, r.node, when, r.exit_status, r.elapsed_s, !still_elsewhere);
     if (node >= 0) release(r.job_id, node);
-    if (!still_elsewhere) record_solo_runtime(r.job_id, now_s());
+    if (!still_elsewhere) {
+        record_solo_runtime(r.job_id, now_s());
+        learn_from_ended(r.job_id);
+    }
     ++counters_.ended;
     return {{"known", store_.job(r.job_id).has_value()}};
 }

@@ -52,6 +52,7 @@ json Service::on_status(const proto::Request&, const proto::Identity&) {
         {"elastic_slots", elastic_.enabled() ? "on" : "off"},
     };
     hardware_status(status);
+    elapsed_status(status);
     store_status(status);
     reconcile_status(status);
     return {{"status", status}};
@@ -203,6 +204,10 @@ MetricsSnapshot Service::metrics() const {
     m.adopted = counters_.adopted;
     m.ended = counters_.ended;
     m.observations = counters_.observations;
+    const ElapsedCounts elapsed = elapsed_counts();
+    m.elapsed_used = elapsed.used;
+    m.elapsed_left_out = elapsed.left_out;
+    m.elapsed_refits = counters_.elapsed_refits;
     m.auth_refused = counters_.auth_refused;
     m.running_jobs = static_cast<std::int64_t>(cluster_.job_count());
     m.database_backlog = static_cast<std::int64_t>(store_.backlog().size());

@@ -80,6 +80,7 @@ Service::Service(Config config, JobGpusLookup::Query job_gpus, JobGresLookup::Qu
     hardware_notes_ = init_hardware();
     load_learned_params();
     load_solo_runs();
+    load_ended_runs();
     recover_running_jobs();
 }
 

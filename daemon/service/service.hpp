@@ -23,6 +23,7 @@
 #include "daemon/store/store.hpp"
 #include "daemon/worker_pool.hpp"
 #include "model/catalogue.hpp"
+#include "model/elapsed_window.hpp"
 #include "model/learned_profiles.hpp"
 #include "model/model.hpp"
 #include "place/cluster_state.hpp"
@@ -55,7 +56,8 @@ struct Counters {
     std::int64_t reused = 0;        // later steps answered from an earlier decision
     std::int64_t adopted = 0;       // fallback placements the plugin reported afterwards
     std::int64_t ended = 0;
-    std::int64_t observations = 0;  // iteration timings the model learned from
+    std::int64_t observations = 0;    // iteration timings the model learned from
+    std::int64_t elapsed_refits = 0;  // pair delays refitted from ended jobs' elapsed times
 };
 
 class Service {
@@ -209,6 +211,23 @@ private:
     // Learning (daemon/service/learning.cpp): observations teach the model when it learns.
     proto::json on_observe(const proto::Request&, const proto::Identity&);
     void load_learned_params();
+    // Learning from ended jobs' elapsed times (daemon/service/elapsed.cpp): one window of
+    // usable runs per GPU type; status shows what was used and left out.
+    struct EndedJob {
+        std::string gpu_type;
+        model::EndedRun run;
+    };
+    std::optional<EndedJob> ended_run(std::int64_t job_id);
+    model::ElapsedWindow& elapsed_window(const std::string& gpu_type);
+    void learn_from_ended(std::int64_t job_id);
+    void load_ended_runs();
+    void elapsed_status(proto::json& status) const;
+    struct ElapsedCounts {
+        std::int64_t used = 0;
+        std::map<std::string, std::int64_t> left_out;  // failed, too_short, no_solo, alone
+    };
+    ElapsedCounts elapsed_counts() const;  // since colocd started, the stored jobs it reloaded included
+    std::map<std::string, model::ElapsedWindow> elapsed_;
 
     // GPU hardware (daemon/service/hardware.cpp): each node type's GPUs told to the model, and
     // what colocd.yaml or the data leave to a fallback (logged at start, shown by status).

@@ -68,6 +68,9 @@ JobProfile profile(const Ctx& c, const YAML::Node& n) {
         else if (key == "iter_time_s") {
             p.iter_time_s = number(c, v, key, 0, kBig);
             if (p.iter_time_s <= 0) c.fail(v, key, "must be > 0");
+        } else if (key == "runtime_s") {
+            p.runtime_s = number(c, v, key, 0, kBig);
+            if (p.runtime_s <= 0) c.fail(v, key, "must be > 0");
         } else if (key == "gpus")
             p.gpus = integer(c, v, key, 1, 1 << 20);
         else if (key == "nodes")
@@ -168,6 +171,7 @@ void write_profiles_yaml(std::ostream& out, const ProfileCatalogue& cat) {
         };
         num("batch_size", p.batch_size);
         num("iter_time_s", p.iter_time_s);
+        num("runtime_s", p.runtime_s);
         if (p.has("gpus")) e << YAML::Key << "gpus" << YAML::Value << p.gpus;
         if (p.has("nodes")) e << YAML::Key << "nodes" << YAML::Value << p.nodes;
         num("sm_util", p.sm_util);

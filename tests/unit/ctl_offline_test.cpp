@@ -194,7 +194,7 @@ TEST_CASE("replay: a GPU type without measurements is blamed on --gpu-type, not 
     CHECK(!has(r.err, "--gpu-type"));
 }
 
-TEST_CASE("fit --history: ended jobs' elapsed times teach the model a pair, written as observed") {
+TEST_CASE("fit --history: ended jobs' elapsed times teach the model a pair, written as learned from elapsed times") {
     // a alone takes 1000 s; a beside b on one GPU for its whole run takes 2000 s: speed 0.5.
     std::string lines = "{\"format\":\"coloc-history\",\"version\":1}\n";
     auto job = [&](int id, const char* profile, int start, int end, const std::string& colocations,
@@ -231,10 +231,73 @@ TEST_CASE("fit --history: ended jobs' elapsed times teach the model a pair, writ
     CHECK(found);
     std::ifstream in(params);
     const nlohmann::json saved = nlohmann::json::parse(in);
-    REQUIRE(saved.at("observed_pairs").size() == 1);
-    CHECK(saved.at("observed_pairs")[0].at("speed").get<double>() == doctest::Approx(0.5).epsilon(0.03));
+    REQUIRE(saved.at("elapsed_pairs").size() == 1);
+    CHECK(saved.at("elapsed_pairs")[0].at("speed").get<double>() == doctest::Approx(0.5).epsilon(0.03));
 
     r = colocctl({"fit", "--history", history});
     CHECK(r.rc != 0);
     CHECK(has(r.err, "--history needs --profiles"));
+}
+
+TEST_CASE("fit --history: sacct -P output; jobs overlapping on a node share what --node-sharing says") {
+    // a alone takes 1000 s; a beside b on n1 takes 2000 s; the profile comes from the comment.
+    std::string text = "JobID|JobName|User|State|Start|End|Elapsed|NodeList|AllocTRES|Comment\n";
+    auto job = [&](int id, const char* profile, const char* start, const char* end, const char* elapsed,
+                   const char* state = "COMPLETED") {
+        text += std::to_string(id) + "|train|ann|" + state + "|" + start + "|" + end + "|" + elapsed +
+                "|n1|gres/gpu=1|coloc-profile=" + profile + "\n";
+    };
+    job(1, "a", "2024-01-01T00:00:00", "2024-01-01T00:16:40", "00:16:40");
+    for (int k = 0; k < 6; ++k) {
+        const std::string day = "2024-01-0" + std::to_string(k + 2);
+        const std::string from = day + "T00:00:00", to = day + "T00:33:20";
+        job(10 + 2 * k, "a", from.c_str(), to.c_str(), "00:33:20");
+        job(11 + 2 * k, "b", from.c_str(), to.c_str(), "00:33:20");
+    }
+    job(99, "a", "2024-01-09T00:00:00", "2024-01-09T00:10:00", "00:10:00", "FAILED");
+    const std::string sacct = write("jobs.sacct", text), profiles = write("profiles.yaml", kProfiles);
+    Run r = colocctl({"fit", "--history", sacct, "--profiles", profiles, "--node-sharing", "gpu", "--json"});
+    REQUIRE(r.rc == 0);
+    CHECK(has(r.err, "6 ended jobs used"));
+    CHECK(has(r.err, "1 failed or cancelled"));
+    bool found = false;
+    const nlohmann::json fitted = nlohmann::json::parse(r.out);
+    for (const auto& p : fitted.at("pairs"))
+        if (p.at("job") == "a" && p.at("neighbour") == "b") {
+            found = true;
+            CHECK(p.at("where") == "gpu");
+            CHECK(p.at("speed").get<double>() == doctest::Approx(0.5).epsilon(0.03));
+        }
+    CHECK(found);
+
+    // Without the solo run, the runtime a profile declares is the solo work.
+    const std::string no_solo =
+        write("no-solo.sacct", text.substr(0, text.find("\n1|")) + text.substr(text.find("\n10|")));
+    r = colocctl({"fit", "--history", no_solo, "--profiles", profiles, "--node-sharing", "gpu"});
+    CHECK(has(r.err, "0 ended jobs used"));
+    const std::string declared = write("declared.yaml",
+                                       "profiles:\n  - { name: a, sm_util: 0.5, runtime_s: 1000 }\n"
+                                       "  - { name: b, sm_util: 0.3 }\n");
+    r = colocctl({"fit", "--history", no_solo, "--profiles", declared, "--node-sharing", "gpu"});
+    REQUIRE(r.rc == 0);
+    CHECK(has(r.err, "6 ended jobs used"));
+
+    // By default a shared node is only a shared node: no same-GPU pair is settled.
+    r = colocctl({"fit", "--history", sacct, "--profiles", profiles, "--json"});
+    REQUIRE(r.rc == 0);
+    CHECK(has(r.err, "0 same-GPU pairs settled"));
+
+    // A bad line: its line and why; --skip-bad counts it instead.
+    const std::string bad = write("bad.sacct", text +
+                                                   "100|x|ann|COMPLETED|soon|2024-01-09T00:10:00|00:10:00|n1|"
+                                                   "gres/gpu=1|\n");
+    r = colocctl({"fit", "--history", bad, "--profiles", profiles});
+    CHECK(r.rc == 1);
+    CHECK(has(r.err, bad + ":16: Start 'soon' is not a time"));
+    r = colocctl({"fit", "--history", bad, "--profiles", profiles, "--skip-bad"});
+    CHECK(r.rc == 0);
+    CHECK(has(r.err, "skipped 1 malformed lines of " + bad + ", the first at line 16"));
+    r = colocctl({"fit", "--history", sacct, "--profiles", profiles, "--node-sharing", "rack"});
+    CHECK(r.rc == 1);
+    CHECK(has(r.err, "--node-sharing: unknown level 'rack'"));
 }
