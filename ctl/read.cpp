@@ -112,6 +112,7 @@ void add_status_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
                                                        "placements",
                                                        "reused",
                                                        "adopted",
+                                                       "moved",
                                                        "ended",
                                                        "observations",
                                                        "elapsed_jobs_used",

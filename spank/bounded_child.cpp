@@ -79,7 +79,8 @@ ChildResult run_in_child(Clock::time_point kill_at, const std::function<void(con
     bool eof = false;
     bool killed = false;
     while (!eof) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kill_at - Clock::now()).count();
+        // Rounded up: poll waits whole ms, and a child must not be killed before its deadline.
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(kill_at - Clock::now()).count();
         if (left <= 0) {
             ::kill(pid, SIGKILL);
             killed = true;

@@ -32,6 +32,15 @@ std::vector<int> slot_use(const NodeState& state, int gpus) {
     return use;
 }
 
+std::vector<int> full_gpus(const NodeState& state, const std::vector<int>& chosen, int gpus, int slots_per_gpu) {
+    std::vector<int> full;
+    if (slots_per_gpu <= 0) return full;
+    const std::vector<int> use = slot_use(state, gpus);
+    for (int g : chosen)
+        if (g >= 0 && g < gpus && use[static_cast<std::size_t>(g)] >= slots_per_gpu) full.push_back(g);
+    return full;
+}
+
 LocalChoice choose_local(const NodeState& state, int gpus, int slots_per_gpu, int want) {
     LocalChoice choice;
     if (gpus <= 0 || slots_per_gpu <= 0 || want <= 0) return choice;

@@ -56,6 +56,10 @@ inline constexpr std::size_t kMaxEnded = 256;      // older undelivered ends are
 // Slots in use on each of `gpus` GPUs: one per running bind holding naming the GPU.
 std::vector<int> slot_use(const NodeState& state, int gpus);
 
+// Those of `chosen` (colocd's GPUs for a job) that have no free slot left in `state`: a local
+// choice colocd has not heard of yet may have taken them.
+std::vector<int> full_gpus(const NodeState& state, const std::vector<int>& chosen, int gpus, int slots_per_gpu);
+
 struct LocalChoice {
     std::vector<int> gpus;
     bool fewer = false;          // fewer GPUs with a free slot than the job asked for

@@ -87,29 +87,51 @@ std::vector<int> spread_choice(std::int64_t job_id, int gpus, int want) {
     return out;
 }
 
-// Records `h` under the node lock (`apply` does it); when the lock could not be had a moment ago
-// or cannot be had now, leaves it as a note instead, which the next step to take the lock merges:
-// a busy lock must not make the node forget a job (its slots, its end, colocd's record).
-void keep_holding(const StateFile& state, bool lock_usable, const Holding& h, std::vector<std::string>& notes,
-                  const std::function<void(NodeState&)>& apply) {
+// Settles the job's holding under the node lock (`settle` records it and returns the one in
+// force); when the lock could not be had a moment ago or cannot be had now, settles it against
+// the state as last written and leaves the result as a note, which the next step to take the
+// lock merges: a busy lock must not make the node forget a job (its slots, its end, colocd's record).
+Holding keep_holding(const StateFile& state, bool lock_usable, std::vector<std::string>& notes,
+                     const std::function<Holding(NodeState&)>& settle) {
     if (lock_usable) {
         try {
+            Holding used;
             std::string w = state.update(kLockWaitMs, [&](NodeState& s) {
-                apply(s);
+                used = settle(s);
                 return true;
             });
             if (!w.empty()) notes.push_back(w);
-            return;
+            return used;
         } catch (const StateError& e) {
             notes.push_back(e.what());
         }
     }
+    NodeState last = state.peek();
+    const Holding h = settle(last);
     try {
         state.leave_note(h);
         notes.push_back("job " + std::to_string(h.job_id) + " left as a note for the next step to record");
     } catch (const StateError& e) {
         notes.push_back(std::string("not recorded: ") + e.what());
     }
+    return h;
+}
+
+// colocd's GPUs for a bind job, unless the node-local record shows one of them full: colocd
+// has not heard of every local choice yet (one made while it was slow, on this node), and a
+// GPU must never run more jobs than its slots. Then GPUs are chosen here as the fallback
+// chooses them, and colocd hears of them as of any local choice. `full` says which were full.
+Holding settle_bind_reply(NodeState& s, const Holding& fresh, const PluginConfig& c, std::vector<int>& full) {
+    full.clear();
+    if (const Holding* h = s.find(fresh.job_id)) return *h;
+    if (fresh.mode == holding_mode::kBind && c.bind_fallback_possible())
+        full = full_gpus(s, fresh.gpus, c.gpus, c.slots_per_gpu);
+    if (full.empty()) return record(s, fresh);
+    Holding local = fresh;
+    local.decision = 0;
+    local.reported = false;
+    local.gpus = choose_local(s, c.gpus, c.slots_per_gpu, static_cast<int>(fresh.gpus.size())).gpus;
+    return record(s, local);
 }
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
@@ -210,6 +232,14 @@ void remember_none(const StateFile& state, bool state_ok, const JobFacts& facts,
     } catch (const StateError&) {}
 }
 
+// A local choice is reported as the job's tasks start (task_post_fork, off the launch path)
+// rather than only with the next place request from this node: colocd then counts its slots
+// before it places others here, and takes the job's own reports (observe) at once.
+Outcome reported_at_start(Outcome o) {
+    o.report_started = o.decision == 0 && !o.gpus.empty();
+    return o;
+}
+
 // Bind mode without colocd's answer (or for a job that opted out): GPUs with free slots chosen
 // here under the node lock from the node-local record, so that a job never runs with no GPU or
 // on a full one. `why` opens the line that says so.
@@ -285,7 +315,7 @@ Outcome opted_out(const PluginConfig& config, const JobFacts& facts, const Servi
     const Holding used = choose_here(config, facts, state, state_ok, lookup, now, "--coloc=off", notes);
     times.record_ms = ms_since(t0);
     log_once(services, who(facts), notes);
-    return outcome_for(used, facts);
+    return reported_at_start(outcome_for(used, facts));
 }
 
 Outcome place(const PluginConfig& config, const UserOptions& options, const JobFacts& facts, const Services& services,
@@ -356,18 +386,28 @@ Outcome place(const PluginConfig& config, const UserOptions& options, const JobF
         std::string bad = check_reply(reply, facts, config, std::max(reply.slots, 0));
         if (bad.empty()) {
             const auto t_record = Clock::now();
-            Holding fresh = holding_from_reply(reply, facts, now);
-            Holding used = fresh;
-            keep_holding(state, state_ok, fresh, notes, [&](NodeState& s) {
-                used = record(s, fresh);
+            const Holding fresh = holding_from_reply(reply, facts, now);
+            std::vector<int> full;
+            const Holding used = keep_holding(state, state_ok, notes, [&](NodeState& s) {
+                Holding h = settle_bind_reply(s, fresh, config, full);
                 mark_reported(s, req.unreported);
+                return h;
             });
             times.record_ms = ms_since(t_record);
             Outcome o = outcome_for(used, facts);
-            o.report_started = used.decision == fresh.decision && fresh.decision > 0;
-            if (o.report_started) {
+            const bool colocds = used.decision == fresh.decision && fresh.decision > 0;
+            const bool moved = !full.empty() && used.decision == 0;
+            o.report_started = colocds || moved;
+            if (colocds) {
                 o.phase_offset_s = reply.phase_offset_s;
                 o.phase_period_s = reply.phase_period_s;
+            }
+            if (moved) {
+                times.path = "moved";
+                notes.insert(notes.begin(), "colocd's GPUs " + proto::gpu_list(fresh.gpus) + " (decision " +
+                                                std::to_string(fresh.decision) + "): GPU " + proto::gpu_list(full) +
+                                                " full in the node-local record; GPUs " + proto::gpu_list(used.gpus) +
+                                                " chosen locally");
             }
             o.profile_unknown = reply.profile_unknown;
             if (o.report_started && o.gpus.empty()) o.gpus = used.gpus;
@@ -396,7 +436,7 @@ Outcome place(const PluginConfig& config, const UserOptions& options, const JobF
                      true,
                      false,
                      now};
-        keep_holding(state, state_ok, keep, notes, [&](NodeState& s) { record(s, keep); });
+        keep_holding(state, state_ok, notes, [&](NodeState& s) { return record(s, keep); });
     } else if (config.mode == proto::GpuMode::Observe || !bindish) {
         notes.insert(notes.begin(), failure + waited());
     } else if (!config.bind_fallback_possible()) {
@@ -413,7 +453,8 @@ Outcome place(const PluginConfig& config, const UserOptions& options, const JobF
             return {};
         }
         const auto t_record = Clock::now();
-        o = outcome_for(choose_here(config, facts, state, state_ok, lookup, now, failure + waited(), notes), facts);
+        o = reported_at_start(
+            outcome_for(choose_here(config, facts, state, state_ok, lookup, now, failure + waited(), notes), facts));
         times.record_ms = ms_since(t_record);
     }
     log_once(services, who(facts), notes);

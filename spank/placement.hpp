@@ -30,7 +30,7 @@ struct JobFacts {
 // How long each stage of one step's placement took, in ms (-1: the stage did not run); logged
 // at debug level and, with the plugstack argument timings=FILE, written there (one line a step).
 struct StageTimes {
-    std::string path = "none";  // none | reuse | colocd | fallback | off
+    std::string path = "none";  // none | reuse | colocd | moved (colocd's GPUs full here) | fallback | off
     double lock_ms = -1;        // reading the node-local record under its lock
     double lookup_ms = -1;      // Slurm's slot count, asked in a forked child (fallback, --coloc=off)
     double munge_ms = -1;       // the request's credential
@@ -46,7 +46,9 @@ struct Outcome {
     std::string decision_label;   // COLOC_DECISION: the decision id, or "local"; empty = unset
     std::vector<int> gpus;        // physical GPUs, for the `started` report
     std::int64_t decision = 0;
-    bool report_started = false;  // this step got its decision from colocd just now
+    // The `started` report is due: this step got its decision from colocd just now, or chose
+    // its GPUs here (decision 0), which colocd adopts as reported.
+    bool report_started = false;
     StageTimes times;
     // COLOC_PHASE_OFFSET_S / COLOC_PHASE_PERIOD_S: the job's burst slot from colocd's reply.
     std::optional<double> phase_offset_s, phase_period_s;
@@ -75,6 +77,8 @@ inline constexpr int kKillMarginMs = 10;  // the slot lookup's child is killed t
 // When colocd used the whole deadline, the slot lookup for a local choice may take this much
 // more: slurmctld answers in tens of ms, and a job with two slots must not get one GPU.
 inline constexpr int kFallbackLookupMs = 60;
+// How long the background report of a local choice may wait for colocd (no launch waits for it).
+inline constexpr int kLocalReportMs = 2000;
 
 // Runs in slurm_spank_init_post_opt. Never throws; logs at most one line.
 Outcome place_step(const PluginConfig& config, const UserOptions& options, const JobFacts& facts,

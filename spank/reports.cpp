@@ -16,7 +16,7 @@ using json = nlohmann::json;
 void report_started(const PluginConfig& config, const JobFacts& facts, const Outcome& outcome,
                     const Services& services) {
     try {
-        if (!outcome.report_started) return;
+        if (!outcome.report_started || endpoint_absent(config.endpoint)) return;
         proto::StartedReport r;
         r.job_id = facts.job_id;
         r.job_uid = facts.uid;
@@ -26,13 +26,28 @@ void report_started(const PluginConfig& config, const JobFacts& facts, const Out
         r.time = services.now();
         // Fire and forget: the tasks are waiting to exec while this callback runs, and a slow
         // colocd must not hold them back. A report that fails is logged by the child.
-        const int budget = config.timeout_ms;
+        const bool local = outcome.decision == 0;
+        // A local choice was made because colocd was slow: its report may wait longer, as
+        // nothing waits for it, and what colocd took is no longer carried by place requests.
+        const int budget = local ? std::max(config.timeout_ms, kLocalReportMs) : config.timeout_ms;
         const std::string subject = who(facts);
         std::string why = run_detached(budget + kKillMarginMs, [&] {
             try {
                 services.call(config.endpoint, r.to_json(), {config.munge_socket, budget});
             } catch (const std::exception& e) {
                 log_once(services, subject, {std::string("started report not delivered: ") + e.what()});
+                return;
+            }
+            if (!local) return;
+            try {
+                StateFile(config.state_dir, facts.node).update(kLockWaitMs, [&](NodeState& s) {
+                    const Holding* h = s.find(facts.job_id);
+                    if (!h || h->reported || h->decision != 0) return false;
+                    mark_reported(s, {{h->job_id, h->gpus, h->since, 0}});
+                    return true;
+                });
+            } catch (const StateError&) {
+                // Still unreported: the next place request carries it, and colocd takes it again as the same.
             }
         });
         if (!why.empty()) log_once(services, subject, {"started report not sent: " + why});

@@ -189,7 +189,10 @@ place::Decision Service::decide(const place::JobRequest& request, int keep) {
 
 json Service::on_started(const proto::Request& req, const proto::Identity&) {
     const auto r = proto::StartedReport::from_json(req.body);
-    if (r.decision == 0 && !r.gpus.empty()) adopt(r.node, {r.job_id, r.gpus, r.time ? r.time : now_s()}, now_s());
+    // A local choice, reported as the job starts (so that its reports are taken at once): colocd
+    // records it as it is, and moves a job it had placed elsewhere on that node.
+    if (r.decision == 0 && !r.gpus.empty())
+        adopt(r.node, {r.job_id, r.gpus, r.time ? r.time : now_s()}, now_s(), r.job_uid);
     store_.record_started(r.job_id, r.time ? r.time : now_s());
     return json::object();
 }

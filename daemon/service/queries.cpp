@@ -46,6 +46,7 @@ json Service::on_status(const proto::Request&, const proto::Identity&) {
         {"placements", counters_.placements},
         {"reused", counters_.reused},
         {"adopted", counters_.adopted},
+        {"moved", counters_.moved},
         {"ended", counters_.ended},
         {"observations", counters_.observations},
         {"steering", steering_.enabled() ? "on" : "off"},

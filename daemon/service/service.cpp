@@ -1,5 +1,6 @@
 #include "daemon/service/service.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <string_view>
@@ -201,6 +202,12 @@ void Service::release(std::int64_t job_id, int node) {
     cluster_.add(std::move(rest), /*enforce_slots=*/false);
 }
 
+bool Service::same_gpus(std::vector<int> a, std::vector<int> b) {
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    return a == b;
+}
+
 void Service::recover_running_jobs() {
     for (const PlacementRow& p : store_.open_placements()) {
         int node = cfg_.topology.node_index(p.node);
@@ -211,19 +218,23 @@ void Service::recover_running_jobs() {
     }
 }
 
-void Service::adopt(const std::string& node_name, const proto::LocalPlacement& local, std::int64_t now) {
+void Service::adopt(const std::string& node_name, const proto::LocalPlacement& local, std::int64_t now,
+                    std::int64_t uid) {
     int node = cfg_.topology.node_index(node_name);
     if (node < 0) return;
     for (const PlacementRow& p : store_.placements_of(local.job_id))
-        if (p.node == node_name) {  // already known; only its end may be news
+        if (p.node == node_name) {  // already known; its end, or where it really runs, may be news
             if (local.ended > 0 && !p.ended) {
                 store_.record_ended(local.job_id, node_name, local.ended, local.exit_status, local.elapsed_s, true);
                 release(local.job_id, node);
+            } else if (local.ended == 0 && !p.ended && !local.gpus.empty() && !same_gpus(p.gpus, local.gpus)) {
+                move_to(local.job_id, node_name, node, local.gpus);
             }
             return;
         }
     JobRow job;
     job.job_id = local.job_id;
+    job.uid = uid;
     job.first_seen = local.since ? local.since : now;
     job.state = "running";
     PlacementRow row;
@@ -240,6 +251,21 @@ void Service::adopt(const std::string& node_name, const proto::LocalPlacement& l
         return;
     }
     occupy(local.job_id, profile_for(""), node, local.gpus, /*enforce_slots=*/false, job.first_seen);
+}
+
+// The plugin found colocd's GPUs for the job full in its node-local record (a local choice
+// colocd had not heard of yet) and chose others: colocd's view follows the node's.
+void Service::move_to(std::int64_t job_id, const std::string& node_name, int node, const std::vector<int>& gpus) {
+    const auto id = static_cast<place::JobId>(job_id);
+    const place::RunningJob* running = cluster_.find(id);
+    const model::JobProfile* profile = running ? running->profile : profile_for("");
+    const std::int64_t since = running ? static_cast<std::int64_t>(running->since) : now_s();
+    store_.record_moved(job_id, node_name, gpus);
+    release(job_id, node);
+    occupy(job_id, profile, node, gpus, /*enforce_slots=*/false, since);
+    ++counters_.moved;
+    log_info("job " + std::to_string(job_id) + " on " + node_name + ": runs on GPUs " + proto::gpu_list(gpus) +
+             ", chosen by the plugin (colocd's choice was full on the node)");
 }
 
 }  // namespace coloc::daemon

@@ -55,6 +55,7 @@ struct Counters {
     std::int64_t placements = 0;    // new decisions
     std::int64_t reused = 0;        // later steps answered from an earlier decision
     std::int64_t adopted = 0;       // fallback placements the plugin reported afterwards
+    std::int64_t moved = 0;         // jobs found running on other GPUs than colocd chose
     std::int64_t ended = 0;
     std::int64_t observations = 0;    // iteration timings the model learned from
     std::int64_t elapsed_refits = 0;  // pair delays refitted from ended jobs' elapsed times
@@ -246,7 +247,12 @@ private:
     void record_solo_iter_time(const JobRow& job, double iter_time_s, std::int64_t now);
     void record_solo_runtime(std::int64_t job_id, std::int64_t now);
     proto::json on_profiles(const proto::Request&, const proto::Identity&);
-    void adopt(const std::string& node, const proto::LocalPlacement& local, std::int64_t now);
+    // A placement the plugin chose on its node (colocd away, or colocd's GPUs full there): recorded
+    // as it is, never refused, over slots or not; a job colocd placed elsewhere on that node is
+    // moved to where it runs. `uid` is the job's owner when the report names it.
+    void adopt(const std::string& node, const proto::LocalPlacement& local, std::int64_t now, std::int64_t uid = -1);
+    static bool same_gpus(std::vector<int> a, std::vector<int> b);
+    void move_to(std::int64_t job_id, const std::string& node_name, int node, const std::vector<int>& gpus);
     void occupy(std::int64_t job_id, const model::JobProfile* profile, int node, const std::vector<int>& gpus,
                 bool enforce_slots, std::int64_t since);
     void release(std::int64_t job_id, int node);

@@ -96,14 +96,24 @@ std::optional<std::int64_t> closes(const StoreBacklog::Entry& e, std::int64_t jo
     return std::nullopt;
 }
 
+// A queued correction of an open placement's GPUs, applied to `p` when it is that placement's.
+void moves(const StoreBacklog::Entry& e, PlacementRow& p) {
+    if (const auto* m = as<MovedWrite>(e); m && m->job_id == p.job_id && m->node == p.node && !p.ended) {
+        p.gpus = m->gpus;
+        p.source = "fallback";
+    }
+}
+
 }  // namespace
 
 void StoreBacklog::overlay_placements(std::int64_t job_id, std::vector<PlacementRow>& rows) const {
     for (const Entry& e : entries_) {
         if (const auto* w = as<PlacementWrite>(e); w && w->placement.job_id == job_id) rows.push_back(w->placement);
         for (PlacementRow& p : rows)
-            if (!p.ended)
+            if (!p.ended) {
                 if (auto t = closes(e, job_id, p.node)) p.ended = t;
+                moves(e, p);
+            }
     }
 }
 
@@ -113,6 +123,7 @@ void StoreBacklog::overlay_open_placements(std::vector<PlacementRow>& rows) cons
             rows.push_back(w->placement);
             continue;
         }
+        for (PlacementRow& p : rows) moves(e, p);
         std::erase_if(rows, [&](const PlacementRow& p) { return closes(e, p.job_id, p.node).has_value(); });
     }
 }

@@ -61,8 +61,13 @@ struct AdviceWrite {  // what node steering advised for a decision
     std::int64_t decision = 0, job_id = 0;
     std::string node, advice;
 };
+struct MovedWrite {  // the open placement of (job, node) runs on other GPUs than recorded
+    std::int64_t job_id = 0;
+    std::string node;
+    std::vector<int> gpus;
+};
 using StoreWrite = std::variant<PlacementWrite, StartedWrite, EndedWrite, ClosedWrite, ParamsWrite, ObservationWrite,
-                                AdviceWrite, SoloRunWrite>;
+                                AdviceWrite, SoloRunWrite, MovedWrite>;
 
 // A request that would write while the backlog is full; colocd answers it `unavailable`.
 class BacklogFull : public std::runtime_error {

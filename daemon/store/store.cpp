@@ -124,6 +124,10 @@ INSERT INTO colocations (job_a, job_b, node, sharing, start) VALUES (?1, ?2, ?3,
 constexpr const char* kMarkStarted = R"(
 UPDATE jobs SET start = COALESCE(start, ?2), state = CASE WHEN state = 'placed' THEN 'running' ELSE state END
 WHERE job_id = ?1)";
+// A job that runs elsewhere than colocd recorded (the plugin found colocd's GPUs full on the
+// node and chose there): the open placement says where it really runs, and who chose.
+constexpr const char* kMovePlacement = R"(
+UPDATE placements SET gpus = ?3, source = 'fallback' WHERE job_id = ?1 AND node = ?2 AND ended IS NULL)";
 constexpr const char* kClosePlacement = R"(
 UPDATE placements SET ended = ?3 WHERE job_id = ?1 AND node = ?2 AND ended IS NULL)";
 // A job's pairs: those it opened when placed (it is job_a), and those opened by jobs placed
@@ -163,7 +167,7 @@ constexpr const char* kPlacementColumns =
 }  // namespace sql
 
 struct Store::Statements {
-    Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement, end_job,
+    Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement, move_placement, end_job,
         end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements, colocations_of, count_jobs,
         save_params, load_params, insert_observation, count_observations, last_observation, insert_advice,
         select_advice, upsert_solo_run, solo_runs;
@@ -174,6 +178,7 @@ struct Store::Statements {
           insert_colocation(db, sql::kInsertColocation),
           mark_started(db, sql::kMarkStarted),
           close_placement(db, sql::kClosePlacement),
+          move_placement(db, sql::kMovePlacement),
           end_job(db, sql::kEndJob),
           end_job_by_colocd(db, sql::kEndJobByColocd),
           job(db, std::string("SELECT ") + sql::kJobColumns + " FROM jobs WHERE job_id = ?1"),
@@ -299,6 +304,10 @@ void Store::record_placement(const JobRow& job, PlacementRow& placement, const s
 
 void Store::record_started(std::int64_t job_id, std::int64_t time) { write(StartedWrite{job_id, time}); }
 
+void Store::record_moved(std::int64_t job_id, const std::string& node, const std::vector<int>& gpus) {
+    write(MovedWrite{job_id, node, gpus});
+}
+
 void Store::record_ended(std::int64_t job_id, const std::string& node, std::int64_t time, int exit_status,
                          double elapsed_s, bool job_done) {
     write(EndedWrite{job_id, node, time, exit_status, elapsed_s, job_done});
@@ -375,6 +384,8 @@ void Store::apply(const StoreWrite& write) {
                 .bind(4, c.sharing)
                 .bind(5, c.start)
                 .run();
+    } else if (const auto* m = std::get_if<MovedWrite>(&write)) {
+        st_->move_placement.reset().bind(1, m->job_id).bind(2, m->node).bind(3, gpus_text(m->gpus)).run();
     } else if (const auto* s = std::get_if<StartedWrite>(&write)) {
         st_->mark_started.reset().bind(1, s->job_id).bind(2, s->time).run();
     } else if (const auto* e = std::get_if<EndedWrite>(&write)) {

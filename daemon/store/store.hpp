@@ -36,6 +36,8 @@ public:
     // `placement.decision` with the new id.
     void record_placement(const JobRow& job, PlacementRow& placement, const std::vector<ColocationRow>& opened);
     void record_started(std::int64_t job_id, std::int64_t time);
+    // The job's open placement on `node` runs on `gpus` instead, chosen by the plugin there.
+    void record_moved(std::int64_t job_id, const std::string& node, const std::vector<int>& gpus);
     // Closes the job's placement on `node`, its open intervals there, and the job itself when
     // `job_done` (no other node still runs it).
     void record_ended(std::int64_t job_id, const std::string& node, std::int64_t time, int exit_status,

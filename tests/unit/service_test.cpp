@@ -166,6 +166,79 @@ TEST_CASE("service: fallback placements the plugin made alone are adopted and co
     CHECK(explain["explain"][0]["source"] == "fallback");
 }
 
+TEST_CASE("service: a local choice reported as the job starts is adopted with its owner; the job's reports are taken") {
+    Service s(test_config(test::scratch("svc.db")));
+    proto::StartedReport started{31, 4242, "n1", 0, {2}, 100};
+    REQUIRE(call(s, started.to_json())["ok"] == true);
+    CHECK(s.counters().adopted == 1);
+    REQUIRE(s.cluster().find(31) != nullptr);
+    CHECK(s.cluster().free_slots(0) == 7);
+    auto job = s.store().job(31);
+    REQUIRE(job.has_value());
+    CHECK(job->uid == 4242);
+    CHECK(job->state == "running");
+    json observed = call(s, {{"op", "observe"}, {"job_id", 31}, {"iter_time_s", 0.5}});
+    CHECK(observed["ok"] == true);
+    // Told again with the node's next request: the same placement, adopted once.
+    proto::PlaceRequest r;
+    r.job_id = 32;
+    r.node = "n1";
+    r.partition = "bind";
+    r.slots = 1;
+    r.unreported = {{31, {2}, 100}};
+    REQUIRE(call(s, r.to_json())["ok"] == true);
+    CHECK(s.counters().adopted == 1);
+    CHECK(s.store().placements_of(31).size() == 1);
+}
+
+TEST_CASE("service: a job the plugin ran elsewhere than colocd chose on a node is moved there, over slots or not") {
+    Service s(test_config(test::scratch("svc.db")));
+    // GPU 0 of n1: two jobs colocd placed; job 3 then placed by colocd on GPU 1.
+    for (int job = 1; job <= 8; ++job) REQUIRE(place_job(s, job, "bind", 1)["ok"] == true);
+    std::vector<int> on_gpu(4, 0);
+    std::int64_t first_on_1 = 0;
+    for (int job = 1; job <= 8; ++job) {
+        const int g = s.store().placements_of(job)[0].gpus[0];
+        ++on_gpu[static_cast<std::size_t>(g)];
+        if (g == 1 && first_on_1 == 0) first_on_1 = job;
+    }
+    REQUIRE(on_gpu == std::vector<int>{2, 2, 2, 2});
+    // The plugin found GPU 1 full in its record and chose GPU 0: colocd records where it runs,
+    // though GPU 0 is then over its slots in colocd's view (it records, it does not refuse).
+    proto::StartedReport moved{first_on_1, 1000, "n1", 0, {0}, 100};
+    json reply = call(s, moved.to_json());
+    REQUIRE(reply["ok"] == true);
+    CHECK(s.counters().moved == 1);
+    CHECK(s.counters().adopted == 0);
+    auto rows = s.store().placements_of(first_on_1);
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].gpus == std::vector<int>{0});
+    CHECK(rows[0].source == "fallback");
+    const place::RunningJob* job = s.cluster().find(static_cast<place::JobId>(first_on_1));
+    REQUIRE(job != nullptr);
+    CHECK(job->on_node(0)->gpus == std::vector<int>{0});
+    CHECK(s.cluster().free_slots(0, 1) == 1);
+    CHECK(s.cluster().free_slots(0, 0) <= 0);  // over its slots, as the node runs it
+    // The same report again changes nothing; its end closes it where it ran.
+    REQUIRE(call(s, moved.to_json())["ok"] == true);
+    CHECK(s.counters().moved == 1);
+    REQUIRE(call(s, proto::EndedReport{first_on_1, "n1", 0, 2.0, 0}.to_json())["ok"] == true);
+    CHECK(s.cluster().find(static_cast<place::JobId>(first_on_1)) == nullptr);
+}
+
+TEST_CASE("service: a moved placement survives a restart where it runs") {
+    std::string db = test::scratch("svc.db");
+    {
+        Service s(test_config(db));
+        REQUIRE(place_job(s, 1, "bind", 1)["gpus"] == json{0});
+        REQUIRE(call(s, proto::StartedReport{1, 1000, "n1", 0, {3}, 100}.to_json())["ok"] == true);
+    }
+    Service again(test_config(db));
+    const place::RunningJob* job = again.cluster().find(1);
+    REQUIRE(job != nullptr);
+    CHECK(job->on_node(0)->gpus == std::vector<int>{3});
+}
+
 TEST_CASE("service: state survives a restart from the database") {
     std::string db = test::scratch("svc.db");
     {

@@ -41,6 +41,23 @@ TEST_CASE("spank: the local choice takes the least-occupied GPUs with a free slo
     CHECK(choose_local(s, 4, 2, 3).gpus == std::vector<int>{0, 1, 2});
 }
 
+TEST_CASE("spank: colocd's GPUs are checked against the record: those without a free slot are named") {
+    NodeState s;
+    CHECK(full_gpus(s, {0, 1}, 4, 2).empty());
+    s.holdings.push_back(bind_holding(1, {0}, false));  // a local choice colocd has not heard of
+    CHECK(full_gpus(s, {0}, 4, 2).empty());             // one slot left
+    s.holdings.push_back(bind_holding(2, {0, 1}));
+    CHECK(full_gpus(s, {0}, 4, 2) == std::vector<int>{0});
+    CHECK(full_gpus(s, {1, 0, 3}, 4, 2) == std::vector<int>{0});
+    CHECK(full_gpus(s, {0}, 4, 3).empty());  // three slots per GPU
+    Holding ended = bind_holding(3, {1});
+    ended.ended = 2000;
+    s.holdings.push_back(ended);  // an ended holding frees its slot
+    s.holdings.push_back(bind_holding(4, {1}));
+    CHECK(full_gpus(s, {1}, 4, 2) == std::vector<int>{1});
+    CHECK(full_gpus(s, {7}, 4, 2).empty());  // out of range: check_reply refuses it, not this
+}
+
 TEST_CASE("spank: eight one-slot jobs fill four GPUs with two slots each, never three on one") {
     NodeState s;
     for (int job = 1; job <= 8; ++job) {

@@ -184,7 +184,7 @@ TEST_CASE("spank: colocd down in bind mode: a local choice, carried to colocd wh
     CHECK(o.set_devices);
     CHECK(o.visible_devices == "0");
     CHECK(o.decision_label == "local");
-    CHECK_FALSE(o.report_started);
+    CHECK(o.report_started);  // reported as the task starts, and again with the next request until taken
     REQUIRE(w.logs.size() == 1);
     CHECK(w.logs[0].rfind("job 5 on n1: colocd did not answer (deadline 200 ms); fell back after ", 0) == 0);
     CHECK(w.logs[0].find(" ms; GPUs 0 chosen locally") != std::string::npos);
@@ -517,10 +517,141 @@ TEST_CASE("spank: started is reported once colocd placed the step, without holdi
     CHECK(calls[1]["decision"] == 41);
     CHECK(calls[1]["gpus"] == json{2});
 
-    Outcome local;  // a local choice: colocd hears of it with the next place request instead
-    report_started(w.config, bind_job(6), local, w.services());
+    Outcome reused;  // a later step, or one that chose nothing: nothing to report
+    report_started(w.config, bind_job(6), reused, w.services());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     CHECK(w.calls().size() == 2);
+}
+
+namespace {
+
+std::vector<json> wait_calls(const World& w, std::size_t n) {
+    std::vector<json> calls;
+    for (int i = 0; i < 300 && (calls = w.calls()).size() < n; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return calls;
+}
+
+bool wait_reported(const World& w, std::int64_t job) {
+    for (int i = 0; i < 300; ++i) {
+        const NodeState s = w.state();
+        if (s.find(job) && s.find(job)->reported) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("spank: a local choice is reported as the job starts: colocd knows the job before its own reports") {
+    World w;
+    w.config.timeout_ms = 1000;  // room for a sanitized fork
+    w.colocd = [](const json&) -> json { throw ProtoError(coloc::proto::code::kUnavailable, "colocd is slow"); };
+    Outcome o = w.place(bind_job(5));
+    REQUIRE(o.decision_label == "local");
+    REQUIRE(o.report_started);
+    w.colocd = [](const json& body) { return json{{"v", 1}, {"ok", true}, {"echo", body}}; };
+    auto t0 = std::chrono::steady_clock::now();
+    report_started(w.config, bind_job(5), o, w.services());
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(150));  // the launch does not wait
+    std::vector<json> calls = wait_calls(w, 2);
+    REQUIRE(calls.size() == 2);
+    CHECK(calls[1]["op"] == "started");
+    CHECK(calls[1]["decision"] == 0);  // a local choice: colocd adopts it
+    CHECK(calls[1]["gpus"] == json{0});
+    CHECK(calls[1]["job_uid"] == 1000);  // so that the job's owner may report for it
+    // Taken: the next place request from the node carries it no more.
+    REQUIRE(wait_reported(w, 5));
+    w.colocd = [](const json&) { return reply("bind", {2}, 50); };
+    w.place(bind_job(6));
+    CHECK_FALSE(w.calls().back().contains("unreported"));
+}
+
+TEST_CASE("spank: a local choice whose report colocd refuses is still carried by the next request") {
+    World w;
+    w.config.timeout_ms = 1000;
+    Outcome o = w.place(bind_job(5));  // colocd down
+    report_started(w.config, bind_job(5), o, w.services());
+    REQUIRE(wait_calls(w, 2).size() == 2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK_FALSE(w.state().find(5)->reported);
+    w.colocd = [](const json&) { return reply("bind", {2}, 50); };
+    w.place(bind_job(6));
+    REQUIRE(w.calls().back().contains("unreported"));
+    CHECK(w.calls().back()["unreported"][0]["job_id"] == 5);
+}
+
+TEST_CASE("spank: colocd's GPUs that the node-local record shows full are not applied: chosen here, and reported") {
+    World w;
+    w.config.timeout_ms = 1000;
+    w.config.gpus = 2;
+    // Three local choices colocd has not heard of (it was slow): GPU 0 holds two, GPU 1 one.
+    for (int job = 1; job <= 3; ++job) REQUIRE(w.place(bind_job(job)).decision_label == "local");
+    REQUIRE(slot_use(w.state(), 2) == std::vector<int>{2, 1});
+    // colocd, asked from another node of a two-node job, placed this node's task on GPU 0.
+    w.colocd = [](const json&) {
+        json r = reply("bind", {0}, 77);
+        r["reused"] = true;
+        return r;
+    };
+    w.logs.clear();
+    Outcome o = w.place(bind_job(4));
+    CHECK(o.set_devices);
+    CHECK(o.visible_devices == "1");
+    CHECK(o.decision_label == "local");
+    CHECK(o.decision == 0);
+    CHECK(o.report_started);
+    CHECK(o.times.path == "moved");
+    REQUIRE(w.logs.size() == 1);
+    CHECK(w.logs[0] ==
+          "job 4 on n1: colocd's GPUs 0 (decision 77): GPU 0 full in the node-local record; GPUs 1 chosen locally");
+    NodeState s = w.state();
+    CHECK(slot_use(s, 2) == std::vector<int>{2, 2});
+    REQUIRE(s.find(4) != nullptr);
+    CHECK(s.find(4)->decision == 0);
+    CHECK_FALSE(s.find(4)->reported);
+    // The local choices went with the request, and are taken: the record says so.
+    for (int job = 1; job <= 3; ++job) CHECK(s.find(job)->reported);
+
+    // colocd hears where the task really runs, in the background.
+    w.colocd = [](const json& body) { return json{{"v", 1}, {"ok", true}, {"echo", body}}; };
+    const std::size_t before = w.calls().size();
+    report_started(w.config, bind_job(4), o, w.services());
+    std::vector<json> calls = wait_calls(w, before + 1);
+    REQUIRE(calls.size() == before + 1);
+    CHECK(calls.back()["op"] == "started");
+    CHECK(calls.back()["decision"] == 0);
+    CHECK(calls.back()["gpus"] == json{1});
+    CHECK(wait_reported(w, 4));
+
+    // A later step of the job keeps the local choice and asks nothing.
+    CHECK(w.place(bind_job(4)).visible_devices == "1");
+    CHECK(w.calls().size() == before + 1);
+}
+
+TEST_CASE("spank: colocd's GPUs are applied when the record has room, and checked under a busy lock too") {
+    World w;
+    w.config.gpus = 2;
+    for (int job = 1; job <= 2; ++job) w.place(bind_job(job));  // GPU 0 and GPU 1, one slot each
+    w.colocd = [](const json&) { return reply("bind", {0}, 80); };
+    Outcome fits = w.place(bind_job(3));
+    CHECK(fits.visible_devices == "0");
+    CHECK(fits.decision_label == "80");
+    CHECK(fits.times.path == "colocd");
+    // GPU 0 is full now. With the node lock busy the reply is checked against the state as last written.
+    StateFile(w.config.state_dir, "n1").update(50, [](NodeState&) { return false; });
+    int fd = ::open((w.config.state_dir + "/n1.lock").c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    REQUIRE(::flock(fd, LOCK_EX) == 0);
+    w.colocd = [](const json&) { return reply("bind", {0}, 81); };
+    Outcome busy = w.place(bind_job(4));
+    ::close(fd);
+    CHECK(busy.visible_devices == "1");
+    CHECK(busy.decision_label == "local");
+    CHECK(w.logs.back().find("left as a note") != std::string::npos);
+    NodeState s = w.state();  // the note merged
+    CHECK(slot_use(s, 2) == std::vector<int>{2, 2});
+    CHECK(s.find(4)->gpus == std::vector<int>{1});
 }
 
 TEST_CASE("spank: colocd's word that the profile is unknown reaches the step, for the line in its stderr") {
