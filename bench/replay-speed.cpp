@@ -11,7 +11,9 @@
 // jobs under 12 times that for 100,000 (the cost grows about linearly; the first 100,000 jobs
 // include the cluster filling up, which is cheaper than the steady state most of the 1,000,000
 // see). Times are CPU seconds of preparation (profiles, workload) plus replay, the fastest of a
-// few runs (one at 1M once it is well past the target); the trace generation is shown apart, and the wall time of the whole bench at the end.
+// few runs (one at 1M once it is well past the target, and that one stopped at 5 times the
+// target: its time and ratio are then lower bounds); the trace generation is shown apart, and
+// the wall time of the whole bench at the end.
 // The judged runs must queue (mean wait above 0). Shown but not judged: 100,000 jobs at 70 %
 // without a cycle, where no job waits (2 slots per GPU hold more than the GPUs' time).
 #include <sched.h>
@@ -59,7 +61,15 @@ double peak_rss_gb() {
 struct Run {
     double generate_s = 0, prepare_s = 0, replay_s = 0;
     std::size_t jobs = 0, events = 0, decisions = 0;
+    std::size_t stopped_at = 0;  // > 0: the replay ran past its budget with this many jobs finished
     replay::Summary summary;
+};
+
+// A replay far past the target tells nothing more by running on: it is stopped at this many
+// times the target and reported as such.
+constexpr double kBudgetTimes = 5;
+struct OverBudget {
+    std::size_t finished;
 };
 
 Run run(std::size_t jobs, const model::ColocModel& model, const model::InterferenceModel& truth,
@@ -87,7 +97,19 @@ Run run(std::size_t jobs, const model::ColocModel& model, const model::Interfere
     setup.truth = &truth;
     setup.sim.record_busy = false;
     t = now();
-    replay::ReplayResult result = replay::run_replay(w, setup);
+    const double budget = kBudgetTimes * kMaxSeconds - r.prepare_s;
+    setup.sim.progress = [&](std::size_t finished, std::size_t) {
+        if (now() - t > budget) throw OverBudget{finished};
+    };
+    replay::ReplayResult result;
+    try {
+        result = replay::run_replay(w, setup);
+    } catch (const OverBudget& over) {
+        r.replay_s = now() - t;
+        r.jobs = w.jobs.size();
+        r.stopped_at = std::max<std::size_t>(over.finished, 1);
+        return r;
+    }
     r.replay_s = now() - t;
     r.jobs = w.jobs.size();
     r.summary = result.summaries.front();
@@ -98,6 +120,11 @@ Run run(std::size_t jobs, const model::ColocModel& model, const model::Interfere
 
 void print(const char* label, const Run& r) {
     const double total = r.prepare_s + r.replay_s;
+    if (r.stopped_at > 0) {
+        std::printf("%-10s %9zu jobs: stopped past %.0f s (%.0f times the target) with %zu finished; %9.0f jobs/s\n",
+                    label, r.jobs, total, kBudgetTimes, r.stopped_at, static_cast<double>(r.stopped_at) / total);
+        return;
+    }
     std::printf(
         "%-10s %9zu jobs: generate %6.2f s, prepare %5.2f s, replay %6.2f s; %9.0f jobs/s, %10.0f events/s, "
         "%zu decisions; mean JCT %s, mean wait %s, mean slowdown %.3f, GPU util %.1f%%\n",
@@ -152,16 +179,21 @@ int main() {
                 (idle.prepare_s + idle.replay_s) / small_s);
     std::printf("wall time of the bench: %.1f s (CPU time is what counts: the machine may be shared)\n",
                 wall() - began);
+    // A stopped run's time and ratio are lower bounds.
+    const char* at_least = big.stopped_at > 0 ? "over " : "";
     std::printf(
-        "1M: %.1f s (target < %.0f s), peak memory %.2f GB (target < %.0f GB), 1M/100k time ratio %.1f "
+        "1M: %s%.1f s (target < %.0f s), peak memory %.2f GB (target < %.0f GB), 1M/100k time ratio %s%.1f "
         "(target < %.0f)\n",
-        big_s, kMaxSeconds, peak, kMaxPeakGb, ratio, kMaxRatio);
+        at_least, big_s, kMaxSeconds, peak, kMaxPeakGb, at_least, ratio, kMaxRatio);
     std::string missed;
     auto miss = [&](const std::string& what) { missed += (missed.empty() ? "" : ", ") + what; };
-    if (big_s >= kMaxSeconds) miss("1M jobs took " + std::to_string(big_s) + " s");
+    if (big_s >= kMaxSeconds)
+        miss("1M jobs took " + std::string(at_least) + std::to_string(static_cast<int>(big_s)) + " s" +
+             (big.stopped_at > 0 ? " (stopped with " + std::to_string(big.stopped_at) + " finished)" : ""));
     if (peak >= kMaxPeakGb) miss("peak memory " + std::to_string(peak) + " GB");
-    if (ratio >= kMaxRatio) miss("1M/100k ratio " + std::to_string(ratio));
-    if (!(big.summary.mean_wait > 0 && small.summary.mean_wait > 0)) miss("the judged runs did not queue");
+    if (ratio >= kMaxRatio) miss("1M/100k ratio " + std::string(at_least) + std::to_string(ratio));
+    if (!(small.summary.mean_wait > 0 && (big.stopped_at > 0 || big.summary.mean_wait > 0)))
+        miss("the judged runs did not queue");
     std::cout << (missed.empty() ? "targets: met" : "targets: missed: " + missed) << "\n";
     return 0;
 }
