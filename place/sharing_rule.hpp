@@ -53,9 +53,9 @@ struct SharingOutlook {
 };
 
 struct SharingVerdict {
-    bool shares = false;  // the candidate takes a slot of a GPU another job uses
+    bool shares = false;   // the candidate takes a slot of a GPU another job uses
     bool weighed = false;  // shares, and a wait was weighed (an outlook with the job's work)
-    bool hold = false;    // the job waits instead
+    bool hold = false;     // the job waits instead
     double own_extra_s = 0;
     double neighbours_extra_s = 0;
     // What the jobs waiting in the queue lose when the pair gets less done than the neighbours

@@ -151,7 +151,8 @@ public:
     }
     double remaining_s(const place::RunningJob& job) const override {
         const std::size_t i = static_cast<std::size_t>(job.id);
-        if (options_.planner) return std::max(0.0, planned_left_[i] - planned_rate_[i] * (now_ - last_[i])) / planned_rate_[i];
+        if (options_.planner)
+            return std::max(0.0, planned_left_[i] - planned_rate_[i] * (now_ - last_[i])) / planned_rate_[i];
         const double end = job.since + jobs_[i].limit;
         return end > now_ ? end - now_ : 0.0;
     }
@@ -384,7 +385,8 @@ private:
         double slowdown = truth_.slowdown(*job->profile, neighbours_);
         if (!(slowdown >= 1.0)) slowdown = 1.0;
         rate_[i] = 1.0 / slowdown;
-        if (options_.planner) planned_rate_[i] = 1.0 / std::max(1.0, options_.planner->slowdown(*job->profile, neighbours_));
+        if (options_.planner)
+            planned_rate_[i] = 1.0 / std::max(1.0, options_.planner->slowdown(*job->profile, neighbours_));
         heap_.set(j, now + remaining_[i] / rate_[i], finish_);
     }
 
@@ -456,10 +458,10 @@ private:
     HeldJobs turned_down_;
 
     EndHeap heap_;
-    std::vector<double> finish_;                 // predicted end of each running job
-    std::vector<double> remaining_;              // solo seconds of work left
-    std::vector<double> rate_;                   // progress per second (1 / slowdown)
-    std::vector<double> last_;                   // when remaining_ was last brought up to date
+    std::vector<double> finish_;     // predicted end of each running job
+    std::vector<double> remaining_;  // solo seconds of work left
+    std::vector<double> rate_;       // progress per second (1 / slowdown)
+    std::vector<double> last_;       // when remaining_ was last brought up to date
     // With a planner: the time limit's solo seconds left and the pace the planner predicts.
     std::vector<double> planned_left_, planned_rate_;
     std::set<std::pair<double, int>> expected_;  // running jobs by start + time limit
