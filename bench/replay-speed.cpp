@@ -15,7 +15,7 @@
 // target: its time and ratio are then lower bounds); the trace generation is shown apart, and
 // the wall time of the whole bench at the end.
 // The judged runs must queue (mean wait above 0). Shown but not judged: 100,000 jobs at 70 %
-// without a cycle, where no job waits (2 slots per GPU hold more than the GPUs' time).
+// without a cycle (before the sharing rule held jobs back, none waited there).
 #include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -40,7 +40,7 @@ constexpr double kMaxPeakGb = 2;
 constexpr double kMaxRatio = 12;
 constexpr double kOffered = 0.9;      // mean offered load of the judged runs: jobs queue
 constexpr double kSwing = 0.5;        // their daily cycle: peak arrivals 1.5x the mean
-constexpr double kIdleOffered = 0.7;  // shown, not judged: a load at which no job waits
+constexpr double kIdleOffered = 0.7;  // shown, not judged: a lower load without a cycle
 
 // The process's CPU time: the replay is single-threaded and pinned to one core, so this is the
 // time it took that core, whatever else shares the machine (CI runners and builds do).
@@ -171,7 +171,7 @@ int main() {
     print("1M", big);
     const double big_s = big.prepare_s + big.replay_s, small_s = small.prepare_s + small.replay_s;
     const double ratio = big_s / small_s, peak = peak_rss_gb();
-    // Not judged: at a lower load without a cycle no job waits.
+    // Not judged: a lower load without a cycle.
     const Run idle = run(100'000, model, truth, topo, kIdleOffered, 0);
     print("100k@0.7", idle);
     std::printf("(not judged) offered %.1f, no cycle: mean wait %s; %.1f s per 100k jobs, %.2fx the judged load's\n",
