@@ -61,13 +61,23 @@ std::string with_node_gres_count(const std::string& gres, const std::string& nam
     return out;
 }
 
-bool load_slurm_node(const std::string& node, SlurmNodeSettings& out, std::string& why) {
+namespace {
+
+// libslurm initialised for a call; false with the reason in `why` when it cannot be.
+bool libslurm_ready(std::string& why) {
     try {
         init_libslurm();
+        return true;
     } catch (const std::exception& e) {
         why = e.what();
         return false;
     }
+}
+
+}  // namespace
+
+bool load_slurm_node(const std::string& node, SlurmNodeSettings& out, std::string& why) {
+    if (!libslurm_ready(why)) return false;
     node_info_msg_t* info = nullptr;
     std::string name = node;
     if (slurm_load_node_single(&info, name.data(), SHOW_ALL) != SLURM_SUCCESS || !info) {
@@ -90,12 +100,7 @@ bool load_slurm_node(const std::string& node, SlurmNodeSettings& out, std::strin
 }
 
 bool update_slurm_node(const std::string& node, const SlurmNodeSettings& s, std::string& why) {
-    try {
-        init_libslurm();
-    } catch (const std::exception& e) {
-        why = e.what();
-        return false;
-    }
+    if (!libslurm_ready(why)) return false;
     update_node_msg_t msg;
     slurm_init_update_node_msg(&msg);
     std::string name = node, features = s.features, active = s.active_features;
@@ -112,12 +117,7 @@ bool update_slurm_node(const std::string& node, const SlurmNodeSettings& s, std:
 }
 
 bool update_slurm_node_gres(const std::string& node, const std::string& gres, std::string& why) {
-    try {
-        init_libslurm();
-    } catch (const std::exception& e) {
-        why = e.what();
-        return false;
-    }
+    if (!libslurm_ready(why)) return false;
     update_node_msg_t msg;
     slurm_init_update_node_msg(&msg);
     std::string name = node, value = gres;
