@@ -25,12 +25,16 @@ SHELL    := /bin/bash
 #   libcoloc_core   wire protocol, model, placement engine, replay, the Slurm adapters (slurm/)
 #   libcolocd       the daemon's concerns: config, server, service, store, steering, metrics
 #   libspank_logic  the plugin's logic without its SPANK entry points (the unit tests link it)
-CORE_SRC := $(wildcard proto/*.cpp model/*.cpp model/io/*.cpp place/*.cpp replay/*.cpp slurm/*.cpp)
+# base/: file helpers and limits every library sits on; config/: colocd.yaml's reader and the site
+# check, which colocd and colocctl both link.
+CORE_SRC := $(wildcard base/*.cpp proto/*.cpp model/*.cpp model/io/*.cpp place/*.cpp replay/*.cpp slurm/*.cpp config/*.cpp config/*/*.cpp)
 DAEMON_SRC := $(filter-out daemon/colocd_main.cpp,$(wildcard daemon/*.cpp daemon/*/*.cpp))
 CTL_SRC := $(wildcard ctl/*.cpp)
 SPANK_LOGIC_SRC := $(filter-out spank/spank_coloc.cpp,$(wildcard spank/*.cpp))
 CLIENT_SRC := $(wildcard client/*.cpp)
 UNIT_SRC := $(wildcard tests/unit/*.cpp)
+# Code only the tests and benchmarks use (reference implementations, simulators, fixtures).
+TEST_SUPPORT_SRC := $(wildcard tests/support/*.cpp)
 BENCH_SRC := $(wildcard bench/*.cpp)
 
 obj = $(patsubst %.cpp,$(1)/obj/%.o,$(2))
@@ -41,6 +45,7 @@ CTL_OBJ    := $(call obj,$(BUILD),$(CTL_SRC))
 SPANK_LOGIC_OBJ := $(call obj,$(BUILD),$(SPANK_LOGIC_SRC))
 UNIT_OBJ   := $(call obj,$(BUILD),$(UNIT_SRC))
 CLIENT_OBJ := $(call obj,$(BUILD),$(CLIENT_SRC))
+TEST_SUPPORT_OBJ := $(call obj,$(BUILD),$(TEST_SUPPORT_SRC))
 
 SAN_CORE_OBJ   := $(call obj,$(SAN_BUILD),$(CORE_SRC))
 SAN_DAEMON_OBJ := $(call obj,$(SAN_BUILD),$(DAEMON_SRC))
@@ -48,6 +53,7 @@ SAN_CTL_OBJ    := $(call obj,$(SAN_BUILD),$(CTL_SRC))
 SAN_SPANK_LOGIC_OBJ := $(call obj,$(SAN_BUILD),$(SPANK_LOGIC_SRC))
 SAN_UNIT_OBJ   := $(call obj,$(SAN_BUILD),$(UNIT_SRC))
 SAN_CLIENT_OBJ := $(call obj,$(SAN_BUILD),$(CLIENT_SRC))
+SAN_TEST_SUPPORT_OBJ := $(call obj,$(SAN_BUILD),$(TEST_SUPPORT_SRC))
 
 BENCH_BIN := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -64,6 +70,8 @@ $(BUILD)/libspank_logic.a: $(SPANK_LOGIC_OBJ)
 $(SAN_BUILD)/libcoloc_core.a: $(SAN_CORE_OBJ)
 $(SAN_BUILD)/libcolocd.a: $(SAN_DAEMON_OBJ)
 $(SAN_BUILD)/libspank_logic.a: $(SAN_SPANK_LOGIC_OBJ)
+$(BUILD)/libcoloc_test_support.a: $(TEST_SUPPORT_OBJ)
+$(SAN_BUILD)/libcoloc_test_support.a: $(SAN_TEST_SUPPORT_OBJ)
 %.a:
 	@mkdir -p $(@D)
 	rm -f $@
@@ -110,7 +118,7 @@ CLIENT_PROTO_OBJ := $(call obj,$(BUILD),proto/auth.cpp proto/client.cpp proto/en
 $(BUILD)/libcoloc_report.a: $(CLIENT_OBJ) $(CLIENT_PROTO_OBJ)
 
 # The tests run colocctl's offline commands too: all of ctl but main().
-$(BUILD)/unit-tests: $(UNIT_OBJ) $(CLIENT_OBJ) $(filter-out %/colocctl_main.o,$(CTL_OBJ)) $(LIBS)
+$(BUILD)/unit-tests: $(UNIT_OBJ) $(CLIENT_OBJ) $(filter-out %/colocctl_main.o,$(CTL_OBJ)) $(BUILD)/libcoloc_test_support.a $(LIBS)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 # Concurrent place/started/ended clients that record what colocd acknowledged (crash test).
@@ -123,7 +131,7 @@ $(BUILD)/tests/coloc-send: $(BUILD)/obj/tests/tools/coloc_send.o $(LIBS)
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBS)
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libcoloc_test_support.a $(LIBS)
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
@@ -136,7 +144,7 @@ $(SAN_BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -O1 $(SANFLAGS) -c -o $@ $<
 
-$(SAN_BUILD)/unit-tests: $(SAN_UNIT_OBJ) $(SAN_CLIENT_OBJ) $(filter-out %/colocctl_main.o,$(SAN_CTL_OBJ)) $(SAN_LIBS)
+$(SAN_BUILD)/unit-tests: $(SAN_UNIT_OBJ) $(SAN_CLIENT_OBJ) $(filter-out %/colocctl_main.o,$(SAN_CTL_OBJ)) $(SAN_BUILD)/libcoloc_test_support.a $(SAN_LIBS)
 	$(CXX) $(CXXFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 deps:
