@@ -20,9 +20,11 @@
 // later, for each of the Q jobs waiting:
 //
 //   waiting extra = Q L / G   (only a loss counts: a pair that gets more done frees nothing a
-//                              waiting job can use unless it shares too) A job that would get GPUs of its own is never held; a caller that knows no
-// queue (no outlook) is never held either. No constant: the rule follows from predictions
-// (slowdowns), the job's and its neighbours' expected run times, and the queue.
+//                              waiting job can use unless it shares too)
+//
+// A job whose candidate shares no GPU is never held; nor is one whose caller knows no queue (no
+// outlook) or no run time for it. No constant: the rule follows from predictions (slowdowns), the
+// job's and its neighbours' expected run times, and the queue.
 #pragma once
 
 #include <limits>
@@ -71,8 +73,8 @@ struct SharingVerdict {
 // Whether `c` takes a slot of a GPU that another job uses now.
 bool takes_shared_gpu(const ClusterState& state, const Candidate& c);
 
-// The rule on the engine's best candidate. `idle_fits`: the cluster has GPUs of its own for the
-// job now (then it is never held).
+// The rule on the engine's best candidate `c`: held when the expected wait for GPUs of its own is
+// no longer than what sharing costs (never when `c` shares no GPU, see above).
 SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& request, const Candidate& c,
                              const SharingOutlook& outlook);
 
