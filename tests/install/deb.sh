@@ -13,7 +13,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "installing a package needs root (run as root to test the .deb)"
 command -v apt >/dev/null || skip "not a Debian system (no apt)"
-if dpkg-query -W -f='${db:Status-Abbrev}' coloc 2>/dev/null | grep -q '^.i'; then
+# Outputs are read whole, then matched: `cmd | grep -q` under pipefail fails when grep exits at its
+# match and cmd dies of SIGPIPE on a long output (ld.so's cache, say).
+if [[ $(dpkg-query -W -f='${db:Status-Abbrev}' coloc 2>/dev/null) == ?i* ]]; then
     skip "a coloc package is installed here already; not replacing it"
 fi
 
@@ -82,10 +84,12 @@ for f in /usr/sbin/colocd /usr/bin/colocctl "$plugin" /lib/systemd/system/colocd
     [ -f "$f" ] || fail "$f is not installed"
 done
 grep -q "^optional $plugin " /etc/slurm/plugstack.conf.d/coloc.conf || fail "the snippet does not name $plugin"
-! ldd "$plugin" | grep -q 'not found' || fail "the plugin's libraries are missing: $(ldd "$plugin")"
-! ldd "/usr/lib/$multiarch/libcoloc_report.so" | grep -q 'not found' ||
-    fail "libcoloc_report's libraries are missing: $(ldd "/usr/lib/$multiarch/libcoloc_report.so")"
-ldconfig -p | grep -q 'libcoloc_report\.so ' || fail "ld.so's cache does not know libcoloc_report.so"
+libs=$(ldd "$plugin")
+[[ $libs != *'not found'* ]] || fail "the plugin's libraries are missing: $libs"
+libs=$(ldd "/usr/lib/$multiarch/libcoloc_report.so")
+[[ $libs != *'not found'* ]] || fail "libcoloc_report's libraries are missing: $libs"
+ld_cache=$(ldconfig -p)
+grep -q 'libcoloc_report\.so ' <<<"$ld_cache" || fail "ld.so's cache does not know libcoloc_report.so"
 (cd / && env -u SLURM_JOB_ID /usr/bin/python3 -c 'import coloc_report; assert not coloc_report.init()') ||
     fail "python3 cannot import the installed coloc_report"
 getent passwd coloc >/dev/null || fail "the package did not create the user coloc"

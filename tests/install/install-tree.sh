@@ -40,7 +40,8 @@ for page in man/*.[1-8]; do
     expect_file "$prefix/share/man/man${page##*.}/$(basename "$page")" 644
 done
 
-"$dest$prefix/bin/colocctl" --version | grep -q '^colocctl (coloc) ' || fail "the installed colocctl does not run"
+version=$("$dest$prefix/bin/colocctl" --version) || fail "the installed colocctl does not run"
+grep -q '^colocctl (coloc) ' <<<"$version" || fail "the installed colocctl prints no version: $version"
 grep -qx "ExecStart=$prefix/sbin/colocd --foreground --config /etc/coloc/colocd.yaml" \
     "$dest$prefix/lib/systemd/system/colocd.service" || fail "the unit does not start $prefix/sbin/colocd"
 grep -q "^optional $libdir/slurm/spank_coloc.so " "$dest/etc/slurm/plugstack.conf.d/coloc.conf" ||
