@@ -3,17 +3,27 @@
 // measured speed of its pair on the unseen GPU type, its elapsed time gets 5 % noise, and a few
 // runs fail or are too short. The interval regression (model/interval_regression.hpp) turns
 // the ended runs into pair delays, which the model learns through Learner::learn_elapsed, as
-// colocd does when jobs end and `colocctl fit --history` does offline. Included by
-// bench/model-learning.cpp after its helpers.
+// colocd does when jobs end and `colocctl fit --history` does offline. Part of
+// bench/model-learning.cpp.
 #pragma once
 
-#include <deque>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iterator>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "model/coloc_model.hpp"
 #include "model/interval_regression.hpp"
+#include "model/measurements.hpp"
 
-namespace {
+namespace coloc::model::bench {
 
 struct SimRun {
     EndedRun run;
@@ -21,9 +31,9 @@ struct SimRun {
 };
 
 // Two jobs per GPU at all times: when one ends, the next in the queue takes its place.
-std::vector<SimRun> simulate_schedule(const std::vector<std::string>& types,
-                                      const std::map<std::pair<std::string, std::string>, double>& speed, int jobs,
-                                      std::mt19937& rng) {
+inline std::vector<SimRun> simulate_schedule(const std::vector<std::string>& types,
+                                             const std::map<std::pair<std::string, std::string>, double>& speed,
+                                             int jobs, std::mt19937& rng) {
     constexpr int kGpus = 8;
     constexpr double kNoise = 0.05, kFailed = 0.04, kShort = 0.03;
     std::uniform_real_distribution<double> work_s(3600, 4 * 3600), unit(0, 1);
@@ -94,7 +104,7 @@ std::vector<SimRun> simulate_schedule(const std::vector<std::string>& types,
     return done;
 }
 
-void elapsed_learning(const Measurements& m, std::vector<std::string>& missed) {
+inline void elapsed_learning(const Measurements& m, unsigned seed, std::vector<std::string>& missed) {
     constexpr const char* kGpu = "v100";
     constexpr int kJobs[] = {0, 50, 100, 200, 500};
     constexpr double kTarget = 0.08;
@@ -117,7 +127,7 @@ void elapsed_learning(const Measurements& m, std::vector<std::string>& missed) {
     for (const std::string& a : types)
         if (std::all_of(types.begin(), types.end(), [&](const std::string& b) { return truth.count({a, b}); }))
             complete.push_back(a);
-    std::mt19937 rng(kSeed);
+    std::mt19937 rng(seed);
     const std::vector<SimRun> runs = simulate_schedule(complete, truth, kJobs[std::size(kJobs) - 1], rng);
 
     ColocParams params;
@@ -149,4 +159,4 @@ void elapsed_learning(const Measurements& m, std::vector<std::string>& missed) {
     }
 }
 
-}  // namespace
+}  // namespace coloc::model::bench

@@ -1,9 +1,26 @@
 // bench/place-latency's floors, measured in the same run as colocd: what this machine allows
 // for work as long as a decision, and for a sealed request's round trip with nothing of colocd's
-// in between. Included by bench/place-latency.cpp after its helpers (percentile, Connection).
+// in between. Included by bench/place-latency.cpp, which gives the echo its REQ connection.
 #pragma once
 
-namespace {
+#include <stdlib.h>
+#include <zmq.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/latency_stats.hpp"
+#include "daemon/worker_pool.hpp"
+#include "proto/auth.hpp"
+#include "proto/envelope.hpp"
+#include "proto/errors.hpp"
+
+namespace coloc::bench {
 
 // This machine's own tail for work as long as a decision: a fixed computation (arithmetic only,
 // no memory to miss), timed as decisions are, its length calibrated to `target_us` at the median.
@@ -11,7 +28,7 @@ namespace {
 struct FixedWork {
     double p50_us = 0, p99_us = 0;
 };
-FixedWork fixed_work(double target_us, int samples) {
+inline FixedWork fixed_work(double target_us, int samples) {
     volatile double x = 1;
     auto timed = [&](long steps) {
         const auto t0 = Clock::now();
@@ -35,13 +52,16 @@ FixedWork fixed_work(double target_us, int samples) {
 // round trip, which colocd cannot beat. Sealed, it is the floor of colocd's launch path: each
 // client seals every request afresh as the plugin does, and the echo opens and checks each
 // credential on as many threads as colocd (WorkerPool, kOpeners + the serving thread) before it
-// answers, with nothing of colocd's in between.
+// answers, with nothing of colocd's in between. `Connection(endpoint).round_trip(wire)` sends one
+// request and waits for its answer.
 struct EchoResult {
     std::vector<double> latency_us;
     double seconds = 0;
 };
 
-EchoResult echo_baseline(int clients, long requests, const json& sample, const std::string& socket, bool sealed) {
+template <class Connection>
+EchoResult echo_baseline(int clients, long requests, const proto::json& sample, const std::string& socket, bool sealed,
+                         int openers_count) {
     char tmpl[] = "/tmp/coloc-bench-echo.XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
     const std::string endpoint = std::string("ipc://") + tmpl + "/echo.sock";
@@ -53,7 +73,7 @@ EchoResult echo_baseline(int clients, long requests, const json& sample, const s
     std::atomic<bool> stop{false};
     std::atomic<long> refused{0};
     std::thread server([&] {
-        colocd::WorkerPool openers(colocd::Service::kOpeners);
+        daemon::WorkerPool openers(openers_count);
         struct Pending {
             std::string identity, body, reply;
         };
@@ -103,7 +123,7 @@ EchoResult echo_baseline(int clients, long requests, const json& sample, const s
     for (int c = 0; c < clients; ++c)
         threads.emplace_back([&, c] {
             Connection conn(endpoint);
-            json body = sample;
+            proto::json body = sample;
             for (long i = c; i < requests; i += clients) {
                 const auto t0 = Clock::now();
                 if (sealed) {
@@ -129,4 +149,4 @@ EchoResult echo_baseline(int clients, long requests, const json& sample, const s
     return out;
 }
 
-}  // namespace
+}  // namespace coloc::bench

@@ -19,7 +19,7 @@
 #include "model/io/measurements_csv.hpp"
 #include "model/measurements.hpp"
 #include "model/phase.hpp"
-#include "model/phase_sim.hpp"
+#include "tests/support/phase_sim.hpp"
 #include "model/validation.hpp"
 
 using namespace coloc::model;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/elapsed_learning.hpp"
 #include "bench/targets.hpp"
 #include "model/coloc_model.hpp"
 #include "model/io/measurements_csv.hpp"
@@ -62,8 +63,6 @@ Scores score(const ColocModel& model, const std::vector<Truth>& pairs, std::size
 }
 
 }  // namespace
-
-#include "bench/elapsed_learning.hpp"
 
 namespace {
 void unseen_type(const Measurements& m, const std::string& gpu, std::vector<std::string>& missed) {
@@ -130,7 +129,7 @@ int main(int argc, char** argv) {
             "unc = the mean uncertainty the model gives those predictions.\n",
             kSeed);
         for (const char* gpu : {"v100", "p100", "k80"}) unseen_type(m, gpu, missed);
-        elapsed_learning(m, missed);
+        bench::elapsed_learning(m, kSeed, missed);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "model-learning: %s\n", e.what());
         return 1;

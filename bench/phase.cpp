@@ -39,7 +39,7 @@
 
 #include "bench/targets.hpp"
 #include "model/phase.hpp"
-#include "model/phase_compose.hpp"
+#include "tests/support/phase_compose.hpp"
 #include "model/phase_offset.hpp"
 
 namespace fs = std::filesystem;

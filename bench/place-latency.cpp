@@ -31,6 +31,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/latency_floors.hpp"
+#include "bench/latency_stats.hpp"
 #include "bench/targets.hpp"
 #include "daemon/config.hpp"
 #include "daemon/log.hpp"
@@ -44,7 +46,9 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using coloc::bench::Clock;
+using coloc::bench::micros;
+using coloc::bench::percentile;
 using coloc::proto::json;
 namespace colocd = coloc::daemon;
 namespace proto = coloc::proto;
@@ -52,16 +56,6 @@ namespace proto = coloc::proto;
 constexpr int kGpusPerNode = 8;
 constexpr int kSlotsPerGpu = 4;
 constexpr int kNodesPerLink = 32;
-
-double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-// Nearest-rank percentile of samples in microseconds.
-double percentile(std::vector<double> v, double q) {
-    if (v.empty()) return NAN;
-    std::sort(v.begin(), v.end());
-    std::size_t i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-    return v[std::clamp<std::size_t>(i, 1, v.size()) - 1];
-}
 
 std::string munge_socket() {
     const char* s = std::getenv("COLOC_MUNGE_SOCKET");
@@ -339,10 +333,6 @@ PhaseResult run_phase(int nodes, int jobs_per_node, long requests, int clients, 
 
 }  // namespace
 
-#include "bench/latency_floors.hpp"
-
-namespace {}  // namespace
-
 int main(int argc, char** argv) {
     long requests = 100'000, scale_requests = 20'000;
     int clients = 4, jobs_per_node = 10;
@@ -392,11 +382,13 @@ int main(int argc, char** argv) {
         std::printf("munge encode: p50 %7.1f us  p99 %7.1f us | decode: p50 %7.1f us  p99 %7.1f us  (2,000 each)\n",
                     enc50, enc99, dec50, dec99);
 
-        const auto echo = echo_baseline(clients, std::min(requests, 50'000L), sample, socket, false);
+        const auto echo = coloc::bench::echo_baseline<Connection>(clients, std::min(requests, 50'000L), sample, socket,
+                                                                  false, colocd::Service::kOpeners);
         const double echo50 = percentile(echo.latency_us, 0.5), echo99 = percentile(echo.latency_us, 0.99);
         std::printf("zeromq echo:  p50 %7.1f us  p99 %7.1f us  (%zu round trips, same clients and bytes)\n", echo50,
                     echo99, echo.latency_us.size());
-        const auto floor_run = echo_baseline(clients, std::min(requests, 50'000L), sample, socket, true);
+        const auto floor_run = coloc::bench::echo_baseline<Connection>(clients, std::min(requests, 50'000L), sample,
+                                                                       socket, true, colocd::Service::kOpeners);
         const double sealed99 = percentile(floor_run.latency_us, 0.99);
         const double sealed_rate = static_cast<double>(floor_run.latency_us.size()) / floor_run.seconds;
         std::printf(
@@ -446,7 +438,7 @@ int main(int argc, char** argv) {
             "against the sealed echo (this machine's floor for the launch path): rate x%.2f, end-to-end "
             "p99 x%.2f\n",
             rate / sealed_rate, e2e99 / sealed99);
-        const FixedWork fixed = fixed_work(main_phase.decision_p50_us, 20'000);
+        const coloc::bench::FixedWork fixed = coloc::bench::fixed_work(main_phase.decision_p50_us, 20'000);
         std::printf(
             "fixed work as long as the median decision (this machine's own tail, measured idle): p50 %.1f us "
             "p99 %.1f us; decision p99 x%.2f of it\n",

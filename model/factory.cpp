@@ -7,8 +7,6 @@
 
 namespace coloc::model {
 
-std::vector<std::string> model_names() { return {"baseline", "coloc"}; }
-
 std::unique_ptr<InterferenceModel> make_model(const std::string& name) { return make_model(name, ProfileCatalogue{}); }
 
 std::unique_ptr<InterferenceModel> make_model(const std::string& name, const ProfileCatalogue& catalogue) {

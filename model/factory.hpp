@@ -10,8 +10,6 @@
 
 namespace coloc::model {
 
-std::vector<std::string> model_names();
-
 // Throws std::invalid_argument for an unknown name. The "coloc" model gets an empty catalogue
 // (physics priors only); use the overload to give it the profile catalogue and its pairs.
 std::unique_ptr<InterferenceModel> make_model(const std::string& name);

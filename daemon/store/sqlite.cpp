@@ -79,11 +79,6 @@ Statement& Statement::bind(int i, const std::string& v) {
     return *this;
 }
 
-Statement& Statement::bind_null(int i) {
-    check(sqlite3_bind_null(stmt_, i), "bind");
-    return *this;
-}
-
 bool Statement::step() {
     int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;

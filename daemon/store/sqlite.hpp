@@ -40,7 +40,6 @@ public:
     Statement& bind(int i, int v) { return bind(i, static_cast<std::int64_t>(v)); }
     Statement& bind(int i, double v);
     Statement& bind(int i, const std::string& v);
-    Statement& bind_null(int i);
 
     bool step();  // true while a row is available
     void run();   // steps to completion

@@ -1,4 +1,4 @@
-#include "model/phase_compose.hpp"
+#include "tests/support/phase_compose.hpp"
 
 #include <algorithm>
 #include <cmath>

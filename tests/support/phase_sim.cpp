@@ -1,4 +1,4 @@
-#include "model/phase_sim.hpp"
+#include "tests/support/phase_sim.hpp"
 
 #include <algorithm>
 

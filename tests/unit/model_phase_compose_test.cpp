@@ -4,8 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "model/phase_compose.hpp"
-#include "model/phase_sim.hpp"
+#include "tests/support/phase_compose.hpp"
+#include "tests/support/phase_sim.hpp"
 
 using namespace coloc::model;
 

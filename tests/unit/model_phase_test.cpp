@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "model/phase.hpp"
-#include "model/phase_sim.hpp"
+#include "tests/support/phase_sim.hpp"
 
 using namespace coloc::model;
 
