@@ -1,7 +1,13 @@
 # coloc: interference-aware placement of GPU training jobs on Slurm.
 # `make` builds everything into build/; `make check` runs unit + integration tests (both also
-# against ASan + UBSan builds);
-# `make demo` runs the main job on the embedded default; `make bench` runs the benchmarks.
+# against ASan + UBSan builds, mk/sanitize.mk); `make demo` runs the main job on the embedded
+# default; `make bench` runs the benchmarks. Both use every core unless given -jN.
+
+# Every core by itself: `make check` typed alone runs one job per core. A -jN on the command line
+# wins (make 4.3 applies it over this), and a sub-make shares its parent's jobs.
+ifeq ($(MAKELEVEL),0)
+MAKEFLAGS += -j$(shell nproc)
+endif
 
 CXX      ?= g++
 CXXSTD   := -std=c++20
@@ -9,14 +15,22 @@ WARN     := -Wall -Wextra -Werror
 OPT      ?= -O2 -g
 CPPFLAGS += -I. -MMD -MP
 CXXFLAGS += $(CXXSTD) $(WARN) $(OPT) -fPIC
+# Hardening of everything that ships (the plugin, the daemons, the client library, and the core
+# library in them). _FORTIFY_SOURCE needs optimisation: an OPT ending in -O0 (or without -O) goes
+# without it.
+_coloc_last_opt := $(lastword $(filter -O%,$(OPT)))
+HARDEN_CPPFLAGS := $(if $(filter-out -O0,$(_coloc_last_opt)),-D_FORTIFY_SOURCE=2)
+HARDEN_CXXFLAGS := -fstack-protector-strong
+HARDEN_LDFLAGS  := -Wl,-z,relro,-z,now
+CPPFLAGS += $(HARDEN_CPPFLAGS)
+CXXFLAGS += $(HARDEN_CXXFLAGS)
+LDFLAGS  += $(HARDEN_LDFLAGS)
 LDLIBS_CORE := -lzmq -lsqlite3 -lyaml-cpp -lmunge -lsodium
 LDLIBS_SLURM := -lslurm
 
 BUILD    := build
 # SLURM=DIR: build against another Slurm release, into build/slurm-<release>/ (check-slurm)
 include mk/slurm.mk
-SAN_BUILD := $(BUILD)/san
-SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 PREFIX   ?= /usr/local
 SHELL    := /bin/bash
@@ -47,31 +61,19 @@ UNIT_OBJ   := $(call obj,$(BUILD),$(UNIT_SRC))
 CLIENT_OBJ := $(call obj,$(BUILD),$(CLIENT_SRC))
 TEST_SUPPORT_OBJ := $(call obj,$(BUILD),$(TEST_SUPPORT_SRC))
 
-SAN_CORE_OBJ   := $(call obj,$(SAN_BUILD),$(CORE_SRC))
-SAN_DAEMON_OBJ := $(call obj,$(SAN_BUILD),$(DAEMON_SRC))
-SAN_CTL_OBJ    := $(call obj,$(SAN_BUILD),$(CTL_SRC))
-SAN_SPANK_LOGIC_OBJ := $(call obj,$(SAN_BUILD),$(SPANK_LOGIC_SRC))
-SAN_UNIT_OBJ   := $(call obj,$(SAN_BUILD),$(UNIT_SRC))
-SAN_CLIENT_OBJ := $(call obj,$(SAN_BUILD),$(CLIENT_SRC))
-SAN_TEST_SUPPORT_OBJ := $(call obj,$(SAN_BUILD),$(TEST_SUPPORT_SRC))
 
 BENCH_BIN := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
 
 # Order matters to the linker: the daemon's library uses the core, the core uses nothing above it.
 LIBS     := $(BUILD)/libspank_logic.a $(BUILD)/libcolocd.a $(BUILD)/libcoloc_core.a
-SAN_LIBS := $(SAN_BUILD)/libspank_logic.a $(SAN_BUILD)/libcolocd.a $(SAN_BUILD)/libcoloc_core.a
 
-.PHONY: all check unit-test client-test integration-test san-test demo bench deps clean format format-check slurm-headers-check
+.PHONY: all check unit-test client-test integration-test demo bench deps clean format format-check slurm-headers-check
 all: $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/libcoloc_report.so $(BUILD)/libcoloc_report.a $(BUILD)/unit-tests $(BENCH_BIN)
 
 $(BUILD)/libcoloc_core.a: $(CORE_OBJ)
 $(BUILD)/libcolocd.a: $(DAEMON_OBJ)
 $(BUILD)/libspank_logic.a: $(SPANK_LOGIC_OBJ)
-$(SAN_BUILD)/libcoloc_core.a: $(SAN_CORE_OBJ)
-$(SAN_BUILD)/libcolocd.a: $(SAN_DAEMON_OBJ)
-$(SAN_BUILD)/libspank_logic.a: $(SAN_SPANK_LOGIC_OBJ)
 $(BUILD)/libcoloc_test_support.a: $(TEST_SUPPORT_OBJ)
-$(SAN_BUILD)/libcoloc_test_support.a: $(SAN_TEST_SUPPORT_OBJ)
 %.a:
 	@mkdir -p $(@D)
 	rm -f $@
@@ -81,35 +83,32 @@ $(SAN_BUILD)/libcoloc_test_support.a: $(SAN_TEST_SUPPORT_OBJ)
 # (symbols _binary_<path>_start/_end) and parsed at first use, like the same files on disk.
 EMBED_DATA := data/gavel/solo.csv data/gavel/pairs.csv data/demo-trace.jsonl
 $(BUILD)/libcoloc_core.a: $(patsubst %,$(BUILD)/obj/%.o,$(EMBED_DATA))
-$(SAN_BUILD)/libcoloc_core.a: $(patsubst %,$(SAN_BUILD)/obj/%.o,$(EMBED_DATA))
+EMBED_OBJ := $(patsubst %,$(BUILD)/obj/%.o,$(EMBED_DATA))
 $(BUILD)/obj/data/%.o: data/%
-	@mkdir -p $(@D)
-	$(LD) -r -b binary -z noexecstack -o $@ $<
-$(SAN_BUILD)/obj/data/%.o: data/%
 	@mkdir -p $(@D)
 	$(LD) -r -b binary -z noexecstack -o $@ $<
 
 $(BUILD)/colocd: $(BUILD)/obj/daemon/colocd_main.o $(LIBS)
-	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 $(BUILD)/colocctl: $(CTL_OBJ) $(LIBS)
-	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 # The plugin links only what it needs and exports only the SPANK symbols.
 # ZeroMQ and munge are in spank_coloc_net.so, which it loads only when a step asks colocd:
 # srun and every later step load spank_coloc.so alone (spank/net_entry.hpp).
 $(BUILD)/spank_coloc.so: $(BUILD)/obj/spank/spank_coloc.o $(BUILD)/libspank_logic.a $(BUILD)/libcoloc_core.a spank/spank_coloc.map $(BUILD)/spank_coloc_net.so
-	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=spank/spank_coloc.map -Wl,-z,defs \
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,--version-script=spank/spank_coloc.map -Wl,-z,defs \
 	    -o $@ $(filter %.o %.a,$^) $(LDLIBS_SLURM) -static-libstdc++ -static-libgcc
 
 $(BUILD)/spank_coloc_net.so: $(BUILD)/obj/spank/net_entry.o $(BUILD)/libspank_logic.a $(BUILD)/libcoloc_core.a spank/spank_coloc_net.map
-	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=spank/spank_coloc_net.map -Wl,-z,defs \
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,--version-script=spank/spank_coloc_net.map -Wl,-z,defs \
 	    -o $@ $(filter %.o %.a,$^) -lzmq -lmunge -lsodium -static-libstdc++ -static-libgcc
 
 # The library a training job reports its iteration times with (client/coloc_report.h): it
 # exports only the C API and carries the wire protocol it needs from the core library.
 $(BUILD)/libcoloc_report.so: $(CLIENT_OBJ) $(BUILD)/libcoloc_core.a client/coloc_report.map
-	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=client/coloc_report.map -Wl,-z,defs \
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -shared -Wl,--version-script=client/coloc_report.map -Wl,-z,defs \
 	    -o $@ $(filter %.o %.a,$^) -lzmq -lmunge -lsodium -pthread
 
 # The same for static linking, with the part of the wire protocol it uses; link it with
@@ -119,33 +118,25 @@ $(BUILD)/libcoloc_report.a: $(CLIENT_OBJ) $(CLIENT_PROTO_OBJ)
 
 # The tests run colocctl's offline commands too: all of ctl but main().
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(CLIENT_OBJ) $(filter-out %/colocctl_main.o,$(CTL_OBJ)) $(BUILD)/libcoloc_test_support.a $(LIBS)
-	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 # Concurrent place/started/ended clients that record what colocd acknowledged (crash test).
 $(BUILD)/tests/coloc-load: $(BUILD)/obj/tests/load/coloc_load.o $(LIBS)
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM) -pthread
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM) -pthread
 
 # Sends one request as the calling user: the authorisation tests act as users colocd must refuse.
 $(BUILD)/tests/coloc-send: $(BUILD)/obj/tests/tools/coloc_send.o $(LIBS)
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libcoloc_test_support.a $(LIBS)
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c -o $@ $<
-
-# Sanitized build of the unit tests (ASan + UBSan).
-$(SAN_BUILD)/obj/%.o: %.cpp
-	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -O1 $(SANFLAGS) -c -o $@ $<
-
-$(SAN_BUILD)/unit-tests: $(SAN_UNIT_OBJ) $(SAN_CLIENT_OBJ) $(filter-out %/colocctl_main.o,$(SAN_CTL_OBJ)) $(SAN_BUILD)/libcoloc_test_support.a $(SAN_LIBS)
-	$(CXX) $(CXXFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
 
 deps:
 	@scripts/install-deps
@@ -158,24 +149,14 @@ unit-test: $(BUILD)/unit-tests
 client-test: $(BUILD)/colocd
 	COLOC_BUILD_DIR=$(BUILD) tests/unit-run python3 -m unittest discover -s tests/client -v
 
-# colocd and colocctl with ASan + UBSan, for san-integration-test.
-$(SAN_BUILD)/colocd: $(SAN_BUILD)/obj/daemon/colocd_main.o $(SAN_LIBS)
-	$(CXX) $(CXXFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
-$(SAN_BUILD)/colocctl: $(SAN_CTL_OBJ) $(SAN_LIBS)
-	$(CXX) $(CXXFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS_CORE) $(LDLIBS_SLURM)
-
-san-test: $(SAN_BUILD)/unit-tests
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/unit-run $(SAN_BUILD)/unit-tests
-
-integration-test: all $(BUILD)/tests/coloc-load $(BUILD)/tests/coloc-send
+# What the integration tests run beside the installed parts.
+ITEST_BINS := all $(BUILD)/tests/coloc-load $(BUILD)/tests/coloc-send
+integration-test: $(ITEST_BINS)
 	COLOC_BUILD_DIR=$(BUILD) tests/integration/run
-
-# The same suite against colocd and colocctl built with ASan + UBSan; a report fails it.
-san-integration-test: all $(BUILD)/tests/coloc-load $(BUILD)/tests/coloc-send $(SAN_BUILD)/colocd $(SAN_BUILD)/colocctl
-	COLOC_BUILD_DIR=$(BUILD) COLOC_SANITIZED_DIR=$(SAN_BUILD) tests/integration/run
 
 check: deps
 	$(MAKE) format-check
+	$(MAKE) headers-check
 	$(MAKE) all
 	$(MAKE) slurm-headers-check
 	$(MAKE) san-test
@@ -219,3 +200,7 @@ include mk/install.mk
 include mk/fuzz.mk
 # the emulated training job and its link (tests/workload/), workload-test
 include mk/workload.mk
+# the ASan + UBSan and ThreadSanitizer variants: san-test, san-integration-test, tsan-test
+include mk/sanitize.mk
+# headers-check: every header compiles alone
+include mk/headers.mk

@@ -5,11 +5,11 @@ all: $(WORKLOAD_BINS)
 
 $(BUILD)/tests/coloc-workload: $(BUILD)/obj/tests/workload/workload.o $(BUILD)/libcoloc_report.a
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -o $@ $^ -lzmq -lmunge -lsodium -lm -pthread
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^ -lzmq -lmunge -lsodium -lm -pthread
 
 $(BUILD)/tests/coloc-link: $(BUILD)/obj/tests/workload/link_relay.o
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -o $@ $^
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) -o $@ $^
 
 .PHONY: workload workload-test
 workload: $(WORKLOAD_BINS)
