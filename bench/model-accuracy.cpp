@@ -19,8 +19,8 @@
 #include "model/io/measurements_csv.hpp"
 #include "model/measurements.hpp"
 #include "model/phase.hpp"
-#include "tests/support/phase_sim.hpp"
 #include "model/validation.hpp"
+#include "tests/support/phase_sim.hpp"
 
 using namespace coloc::model;
 

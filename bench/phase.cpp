@@ -39,8 +39,8 @@
 
 #include "bench/targets.hpp"
 #include "model/phase.hpp"
-#include "tests/support/phase_compose.hpp"
 #include "model/phase_offset.hpp"
+#include "tests/support/phase_compose.hpp"
 
 namespace fs = std::filesystem;
 using namespace coloc::model;
