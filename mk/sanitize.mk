@@ -12,6 +12,9 @@ SAN_OPT := -O1 -g1 -fno-omit-frame-pointer
 SAN_FLAGS_san := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 SAN_FLAGS_tsan := -fsanitize=thread
 
+# The sanitizers check what _FORTIFY_SOURCE would, through their own interceptors.
+SAN_CPPFLAGS = $(filter-out $(HARDEN_CPPFLAGS),$(CPPFLAGS))
+
 # The unit tests each variant runs.
 SAN_UNIT_NAMES_san := bind_slots_from_slurm client_report config db_trouble example_config \
     gres_detail group_commit hardware_config hostlist metrics multinode multinode_narrow \
@@ -34,7 +37,7 @@ $(1)_DIR := $$(BUILD)/$(1)
 
 $$($(1)_DIR)/obj/%.o: %.cpp
 	@mkdir -p $$(@D)
-	$$(CXX) $$(CPPFLAGS) $$(CXXFLAGS) $$(SAN_OPT) $$(SAN_FLAGS_$(1)) -c -o $$@ $$<
+	$$(CXX) $$(SAN_CPPFLAGS) $$(CXXFLAGS) $$(SAN_OPT) $$(SAN_FLAGS_$(1)) -c -o $$@ $$<
 
 $$($(1)_DIR)/libcoloc_core.a: $$(call obj,$$($(1)_DIR),$$(CORE_SRC)) $$(EMBED_OBJ)
 $$($(1)_DIR)/libcolocd.a: $$(call obj,$$($(1)_DIR),$$(DAEMON_SRC))
