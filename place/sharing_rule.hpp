@@ -21,10 +21,8 @@
 //
 //   waiting extra = Q L / G   (only a loss counts: a pair that gets more done frees nothing a
 //                              waiting job can use unless it shares too)
-//
-// A job whose candidate shares no GPU is never held; nor is one whose caller knows no queue (no
-// outlook) or no run time for it. No constant: the rule follows from predictions (slowdowns), the
-// job's and its neighbours' expected run times, and the queue.
+// Never held: a job whose candidate shares no GPU, or whose caller knows no queue or run time. No
+// constant: the rule follows from predictions (slowdowns), expected run times and the queue.
 #pragma once
 
 #include <limits>
