@@ -5,9 +5,10 @@
 #         (san-integration-test, which fails on any report)
 #   tsan  ThreadSanitizer: colocd's threaded unit tests (server, service, store, worker pool) and
 #         the crash and storm integration tests against a ThreadSanitizer colocd (tsan-test)
-# The pure computations (model, engine, replay simulator) run sanitized inside colocd there.
+# The pure computations (model, engine, replay simulator) are left to the plain unit tests; they
+# run sanitized inside colocd in the integration suite.
 
-# -g1: line tables for the reports, without the full debug information that doubles compile time.
+# -g1: the line tables the reports need, without the full debug information's compile time.
 SAN_OPT := -O1 -g1 -fno-omit-frame-pointer
 SAN_FLAGS_san := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 SAN_FLAGS_tsan := -fsanitize=thread
@@ -24,7 +25,7 @@ SAN_UNIT_NAMES_san := bind_slots_from_slurm client_report config db_trouble exam
 SAN_UNIT_NAMES_tsan := server server_hostile service service_routes store worker_pool group_commit \
     db_trouble
 # The libraries their link needs, in the linker's order: only these are built.
-SAN_UNIT_LIBS_san := $(addprefix $(BUILD)/san/,libclient.a libspank_logic.a libcolocd.a libcoloc_core.a)
+SAN_UNIT_LIBS_san := $(addprefix $(BUILD)/san/,libctl.a libclient.a libspank_logic.a libcolocd.a libcoloc_core.a)
 SAN_UNIT_LIBS_tsan := $(addprefix $(BUILD)/tsan/,libcolocd.a libcoloc_core.a)
 # The integration tests tsan-test runs (tests/integration/run patterns).
 TSAN_ITESTS := 30-crash-safety 31-storm
