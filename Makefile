@@ -4,8 +4,9 @@
 # default; `make bench` runs the benchmarks. Both use every core unless given -jN.
 
 # Every core by itself: `make check` typed alone runs one job per core. A -jN on the command line
-# wins (make 4.3 applies it over this), and a sub-make shares its parent's jobs.
-ifeq ($(MAKELEVEL),0)
+# wins (make 4.3 applies it over this), a sub-make shares its parent's jobs, and `make clean all`
+# stays in order.
+ifeq ($(MAKELEVEL)$(filter clean,$(MAKECMDGOALS)),0)
 MAKEFLAGS += -j$(shell nproc)
 endif
 
