@@ -32,7 +32,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/targets.hpp"
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 #include "daemon/log.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/server.hpp"

@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/files.hpp"
+#include "config/config.hpp"
 #include "ctl/commands.hpp"
-#include "daemon/config.hpp"
 #include "model/baseline.hpp"
 #include "model/coloc_model.hpp"
-#include "model/io/files.hpp"
 #include "model/io/gavel_json.hpp"
 #include "model/io/measurements_csv.hpp"
 #include "model/io/profiles_yaml.hpp"
@@ -59,7 +59,7 @@ struct ReplayError : std::runtime_error {
 
 std::string read_file(const std::string& path) {
     std::ifstream in;
-    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw ReplayError(path + ": " + why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw ReplayError(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
@@ -283,12 +283,12 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
         if (ec) throw ReplayError(a.out + ": cannot create the directory: " + ec.message());
         std::ofstream csv, summary;
         for (auto [file, name] : {std::pair{&csv, "/jobs.csv"}, std::pair{&summary, "/summary.json"}})
-            if (auto why = model::io::open_for_writing(*file, a.out + name); !why.empty())
+            if (auto why = base::open_for_writing(*file, a.out + name); !why.empty())
                 throw ReplayError(a.out + name + ": " + why);
         replay::write_jobs_csv(csv, workload, result);
         summary << replay::summary_json(context, result).dump(2) << "\n";
         if (!csv.flush() || !summary.flush())
-            throw ReplayError(a.out + ": cannot write the results: " + model::io::os_reason());
+            throw ReplayError(a.out + ": cannot write the results: " + base::os_reason());
     }
     if (opts.json || a.json) {
         std::cout << replay::summary_json(context, result).dump(2) << "\n";

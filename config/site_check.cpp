@@ -1,4 +1,4 @@
-#include "daemon/check/site_check.hpp"
+#include "config/site_check.hpp"
 
 #include <yaml-cpp/yaml.h>
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 #include "slurm/conf_files.hpp"
 #include "slurm/hostlist.hpp"
 
@@ -177,7 +177,7 @@ public:
                 differ(at + ": partition " + name + " is not in " + conf.path);
                 continue;
             }
-            if (mode != GpuMode::Bind) continue;
+            if (mode != proto::GpuMode::Bind) continue;
             std::vector<std::string> slotless;
             for (const auto& node : p->second->nodes)
                 for (const auto& n : conf.nodes)

@@ -1,13 +1,13 @@
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 
 #include <yaml-cpp/yaml.h>
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include "daemon/config_hardware.hpp"
-#include "daemon/config_reader.hpp"
-#include "model/io/files.hpp"
+#include "base/files.hpp"
+#include "config/hardware.hpp"
+#include "config/reader.hpp"
 #include "slurm/hostlist.hpp"
 
 namespace coloc::daemon {
@@ -257,7 +257,7 @@ int narrow_gpu_count(const Config& cfg, const model::JobProfile& profile, int he
 
 Config load_config(const std::string& path) {
     std::ifstream in;
-    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw ConfigError(path + ": " + why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw ConfigError(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     return parse_config(text.str(), path);
