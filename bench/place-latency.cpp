@@ -34,7 +34,7 @@
 #include "bench/latency_floors.hpp"
 #include "bench/latency_stats.hpp"
 #include "bench/targets.hpp"
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 #include "daemon/log.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/server.hpp"

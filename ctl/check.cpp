@@ -2,9 +2,9 @@
 // gres.conf, plugstack.conf and colocd.yaml, each disagreement named with file and line.
 #include <cstdlib>
 
+#include "config/site_check.hpp"
+#include "config/slurm_layout.hpp"
 #include "ctl/commands.hpp"
-#include "daemon/check/site_check.hpp"
-#include "daemon/slurm_layout.hpp"
 
 namespace coloc::ctl {
 

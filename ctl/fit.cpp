@@ -10,11 +10,11 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "base/files.hpp"
 #include "ctl/commands.hpp"
 #include "ctl/fit_history.hpp"
 #include "ctl/output.hpp"
 #include "model/coloc_model.hpp"
-#include "model/io/files.hpp"
 #include "model/io/measurements_csv.hpp"
 #include "model/io/profiles_yaml.hpp"
 #include "model/measurements.hpp"
@@ -133,17 +133,16 @@ int run_fit(const CtlOptions& opts, const FitArgs& a) {
         }
 
         std::ofstream out;
-        if (auto why = model::io::open_for_writing(out, a.out); !why.empty())
-            throw std::runtime_error(a.out + ": " + why);
+        if (auto why = base::open_for_writing(out, a.out); !why.empty()) throw std::runtime_error(a.out + ": " + why);
         out << "# coloc profile catalogue written by colocctl fit from " << a.measurements << "\n";
         model::io::write_profiles_yaml(out, cat);
-        if (!out.flush()) throw std::runtime_error(a.out + ": cannot write: " + model::io::os_reason());
+        if (!out.flush()) throw std::runtime_error(a.out + ": cannot write: " + base::os_reason());
         if (!a.params_out.empty()) {
             std::ofstream p;
-            if (auto why = model::io::open_for_writing(p, a.params_out); !why.empty())
+            if (auto why = base::open_for_writing(p, a.params_out); !why.empty())
                 throw std::runtime_error(a.params_out + ": " + why);
             if (!(p << fitted.params_json().dump(2) << "\n" << std::flush))
-                throw std::runtime_error(a.params_out + ": cannot write: " + model::io::os_reason());
+                throw std::runtime_error(a.params_out + ": cannot write: " + base::os_reason());
         }
 
         json rows = json::array();

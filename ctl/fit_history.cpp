@@ -11,10 +11,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "base/files.hpp"
 #include "ctl/fit_history.hpp"
 #include "ctl/output.hpp"
 #include "model/coloc_model.hpp"
-#include "model/io/files.hpp"
 #include "model/io/profiles_yaml.hpp"
 #include "model/run_history.hpp"
 #include "proto/jobs.hpp"
@@ -46,7 +46,7 @@ std::vector<model::JobHistory> read_sacct_history(std::istream& in, const std::s
 
 std::vector<model::JobHistory> read_history(const std::string& path, model::Sharing same_node, bool skip_bad) {
     std::ifstream in;
-    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw std::runtime_error(path + ": " + why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw std::runtime_error(path + ": " + why);
     while (in.peek() != EOF && std::isspace(in.peek())) in.get();
     if (in.peek() != '{') return read_sacct_history(in, path, same_node, skip_bad);
     std::vector<model::JobHistory> jobs;
@@ -100,7 +100,7 @@ int run_fit_history(const CtlOptions& opts, const FitHistoryArgs& a) {
         model::ColocModel m(cat, params);
         if (!a.params.empty()) {
             std::ifstream in;
-            if (auto why = model::io::open_for_reading(in, a.params); !why.empty())
+            if (auto why = base::open_for_reading(in, a.params); !why.empty())
                 throw std::runtime_error(a.params + ": " + why);
             m.load_params_json(json::parse(in));
         }
@@ -127,10 +127,10 @@ int run_fit_history(const CtlOptions& opts, const FitHistoryArgs& a) {
         const std::size_t settled = m.elapsed_pairs().all().size();
         if (!a.params_out.empty()) {
             std::ofstream p;
-            if (auto why = model::io::open_for_writing(p, a.params_out); !why.empty())
+            if (auto why = base::open_for_writing(p, a.params_out); !why.empty())
                 throw std::runtime_error(a.params_out + ": " + why);
             if (!(p << m.params_json().dump(2) << "\n" << std::flush))
-                throw std::runtime_error(a.params_out + ": cannot write: " + model::io::os_reason());
+                throw std::runtime_error(a.params_out + ": cannot write: " + base::os_reason());
         }
         const model::LeftOut& l = fit.left_out;
         std::cerr << "fit: " << fit.used << " ended jobs used; left out " << l.total() << " (" << l.failed

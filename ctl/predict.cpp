@@ -5,13 +5,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "base/files.hpp"
 #include "ctl/commands.hpp"
 #include "ctl/output.hpp"
 #include "model/coloc_model.hpp"
 #include "model/factory.hpp"
 #include "model/hardware.hpp"
 #include "model/io/csv.hpp"
-#include "model/io/files.hpp"
 #include "model/io/profiles_yaml.hpp"
 
 namespace coloc::ctl {
@@ -36,7 +36,7 @@ struct PredictError : std::runtime_error {
 // Pairs file: `a,b,where` per line; '#' comments, blank lines and an `a,b,where` header skipped.
 std::vector<PairLine> read_pairs(const std::string& path, const model::ProfileCatalogue& cat) {
     std::ifstream in;
-    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw PredictError(path + ": " + why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw PredictError(path + ": " + why);
     std::vector<PairLine> out;
     std::string text;
     for (int line = 1; std::getline(in, text); ++line) {
@@ -80,7 +80,7 @@ int run_predict(const CtlOptions& opts, const PredictArgs& a) {
             auto coloc = std::make_unique<model::ColocModel>(cat, params);
             if (!a.params.empty()) {
                 std::ifstream in;
-                if (auto why = model::io::open_for_reading(in, a.params); !why.empty())
+                if (auto why = base::open_for_reading(in, a.params); !why.empty())
                     throw PredictError(a.params + ": " + why);
                 coloc->load_params_json(json::parse(in));
             }

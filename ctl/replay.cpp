@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/files.hpp"
+#include "config/config.hpp"
 #include "ctl/commands.hpp"
-#include "daemon/config.hpp"
 #include "model/baseline.hpp"
 #include "model/coloc_model.hpp"
-#include "model/io/files.hpp"
 #include "model/io/gavel_json.hpp"
 #include "model/io/measurements_csv.hpp"
 #include "model/io/profiles_yaml.hpp"
@@ -59,7 +59,7 @@ struct ReplayError : std::runtime_error {
 
 std::string read_file(const std::string& path) {
     std::ifstream in;
-    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw ReplayError(path + ": " + why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw ReplayError(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
@@ -134,32 +134,41 @@ struct Progress {
     }
 };
 
-int run(const CtlOptions& opts, const ReplayArgs& a) {
-    // The cluster, and the catalogue colocd.yaml names.
+// The cluster replayed on: colocd.yaml's (--config), or the uniform one the options describe.
+struct ReplayCluster {
     place::Topology topology;
-    std::string cluster, config_profiles;
+    std::string description;      // for the report
+    std::string config_profiles;  // the catalogue colocd.yaml names
     // The GPUs of each node type, and the parameters learned per GPU type: colocd.yaml's, or
     // --gpu-type's for a uniform cluster.
     std::vector<model::GpuHardware> hardware;
     model::LearnedGpuParams learned;
-    std::vector<std::string> config_notes;
+    std::vector<std::string> notes;  // what colocd.yaml leaves to a default
+};
+
+ReplayCluster cluster_from(const ReplayArgs& a) {
+    ReplayCluster c;
     if (!a.config.empty()) {
         daemon::Config cfg = daemon::load_config(a.config);
-        topology = std::move(cfg.topology);
-        config_profiles = cfg.profiles;
-        hardware = place::gpu_hardware(topology);
-        learned = model::learned_gpu_params(cfg.model_params);
-        config_notes = cfg.notes;
-        cluster = std::to_string(topology.nodes().size()) + " nodes, " + std::to_string(topology.total_gpus()) +
-                  " GPUs (" + a.config + ")";
+        c.topology = std::move(cfg.topology);
+        c.config_profiles = cfg.profiles;
+        c.hardware = place::gpu_hardware(c.topology);
+        c.learned = model::learned_gpu_params(cfg.model_params);
+        c.notes = cfg.notes;
+        c.description = std::to_string(c.topology.nodes().size()) + " nodes, " +
+                        std::to_string(c.topology.total_gpus()) + " GPUs (" + a.config + ")";
     } else {
-        topology = place::uniform_topology(a.nodes, a.gpus_per_node, a.slots_per_gpu, a.island_size, a.nodes_per_link);
-        hardware.assign(topology.types().size(), model::GpuHardware{a.gpu_type, model::GpuHardware{}.memory_gb});
-        cluster = std::to_string(a.nodes) + " nodes x " + std::to_string(a.gpus_per_node) + " GPUs, " +
-                  std::to_string(a.slots_per_gpu) + " slot(s) per GPU";
+        c.topology =
+            place::uniform_topology(a.nodes, a.gpus_per_node, a.slots_per_gpu, a.island_size, a.nodes_per_link);
+        c.hardware.assign(c.topology.types().size(), model::GpuHardware{a.gpu_type, model::GpuHardware{}.memory_gb});
+        c.description = std::to_string(a.nodes) + " nodes x " + std::to_string(a.gpus_per_node) + " GPUs, " +
+                        std::to_string(a.slots_per_gpu) + " slot(s) per GPU";
     }
+    return c;
+}
 
-    // The trace.
+// The trace: --synthetic's, the file's, or the built-in demo; Gavel's run times resolved.
+replay::Trace load_trace(const ReplayArgs& a, const place::Topology& topology) {
     std::optional<replay::TraceFormat> format;
     if (!a.format.empty()) {
         format = replay::format_from_string(a.format);
@@ -187,27 +196,38 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     } catch (const replay::GpuTypeError& e) {
         throw ReplayError("--gpu-type '" + a.gpu_type + "': " + e.what());
     }
+    return trace;
+}
 
-    // The model coloc places by, and the truth.
+// The model coloc places by, its catalogue, and the truth the replay measures jobs by.
+struct ReplayModels {
+    std::unique_ptr<model::InterferenceModel> placement;
+    std::unique_ptr<model::ProfileCatalogue> plain;  // the catalogue, when the placement model keeps none
+    const model::ProfileCatalogue* catalogue = nullptr;
+    std::unique_ptr<model::InterferenceModel> measured;
+    const model::InterferenceModel* truth = nullptr;
+    std::string truth_name = "the same model";
+    std::vector<std::string> notes;  // what the model falls back to for the cluster's hardware
+};
+
+void choose_placement_model(const ReplayArgs& a, const ReplayCluster& cluster, ReplayModels& m) {
     model::ColocParams params;
     params.gpu_type = a.gpu_type;
-    std::unique_ptr<model::InterferenceModel> placement_model;
-    const model::ProfileCatalogue* catalogue = nullptr;
-    model::ProfileCatalogue plain;
     if (a.model == "coloc") {
-        auto cm = std::make_unique<model::ColocModel>(load_catalogue(a, config_profiles), params);
-        catalogue = &cm->catalogue();
-        placement_model = std::move(cm);
+        auto cm = std::make_unique<model::ColocModel>(load_catalogue(a, cluster.config_profiles), params);
+        m.catalogue = &cm->catalogue();
+        m.placement = std::move(cm);
     } else {
-        plain = load_catalogue(a, config_profiles);
-        catalogue = &plain;
-        placement_model = std::make_unique<model::BaselineModel>();
+        m.plain = std::make_unique<model::ProfileCatalogue>(load_catalogue(a, cluster.config_profiles));
+        m.catalogue = m.plain.get();
+        m.placement = std::make_unique<model::BaselineModel>();
     }
-    for (const std::string& n : model::configure_hardware(*placement_model, hardware, learned))
-        config_notes.push_back(n);
-    std::unique_ptr<model::InterferenceModel> measured;
-    const model::InterferenceModel* truth = placement_model.get();
-    std::string truth_name = "the same model";
+    m.notes = model::configure_hardware(*m.placement, cluster.hardware, cluster.learned);
+}
+
+// --truth: the placement model itself, or measured pairs.
+void choose_truth(const ReplayArgs& a, ReplayModels& m) {
+    m.truth = m.placement.get();
     if (a.truth.rfind("measured:", 0) == 0) {
         replay::TruthOptions to;
         to.cannot_corun_slowdown = a.cannot_corun;
@@ -218,30 +238,50 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
         } catch (const replay::GpuTypeError& e) {
             throw ReplayError("--gpu-type '" + a.gpu_type + "': " + e.what() + " (--truth " + a.truth + ")");
         }
-        truth_name = "measured same-GPU pairs on " + a.gpu_type + " from " +
-                     (file == "gavel" ? std::string("Gavel (built in)") : file) + " (" +
-                     std::to_string(table.measured()) + " pairs)";
-        measured = std::make_unique<replay::MeasuredTruth>(std::move(table), to);
-        truth = measured.get();
+        m.truth_name = "measured same-GPU pairs on " + a.gpu_type + " from " +
+                       (file == "gavel" ? std::string("Gavel (built in)") : file) + " (" +
+                       std::to_string(table.measured()) + " pairs)";
+        m.measured = std::make_unique<replay::MeasuredTruth>(std::move(table), to);
+        m.truth = m.measured.get();
     } else if (a.truth != "model") {
         throw ReplayError("--truth '" + a.truth + "' is not 'model' or 'measured:FILE'");
     }
-    // What the model falls back to, once the replay is sure to run.
-    for (const std::string& n : config_notes) std::cerr << "colocctl: warning: " << n << "\n";
+}
 
-    // Profiles, then the workload.
-    std::optional<replay::ProfileRules> rules;
-    if (!a.rules.empty()) rules = replay::load_profile_rules(a.rules, *catalogue);
+ReplayModels load_models(const ReplayArgs& a, const ReplayCluster& cluster) {
+    ReplayModels m;
+    choose_placement_model(a, cluster, m);
+    choose_truth(a, m);
+    return m;
+}
+
+// Warns of what the model falls back to, once the replay is sure to run.
+void warn_of_defaults(const ReplayCluster& cluster, const ReplayModels& models) {
+    for (const auto* notes : {&cluster.notes, &models.notes})
+        for (const std::string& n : *notes) std::cerr << "colocctl: warning: " << n << "\n";
+}
+
+std::optional<replay::ProfileRules> load_rules(const ReplayArgs& a, const model::ProfileCatalogue& catalogue) {
+    if (a.rules.empty()) return std::nullopt;
+    return replay::load_profile_rules(a.rules, catalogue);
+}
+
+// Profiles for the trace's jobs, then the jobs the cluster can run.
+replay::Workload make_workload(const ReplayArgs& a, const replay::Trace& trace, const ReplayModels& models,
+                               const std::optional<replay::ProfileRules>& rules, const place::Topology& topology) {
     replay::ProfileCounts counts;
-    auto profiles = replay::assign_profiles(trace, *catalogue, rules ? &*rules : nullptr, a.seed, counts);
+    auto profiles = replay::assign_profiles(trace, *models.catalogue, rules ? &*rules : nullptr, a.seed, counts);
     replay::Workload workload = replay::build_workload(trace, profiles, counts, topology, {a.load});
     if (workload.jobs.empty()) throw ReplayError("no job of the trace can be replayed on this cluster");
+    return workload;
+}
 
+replay::ReplaySetup replay_setup(const ReplayArgs& a, const place::Topology& topology, const ReplayModels& models) {
     replay::ReplaySetup setup;
     setup.topology = &topology;
     setup.policies = place::parse_policy_list(a.policies, replay::replay_policy_names());
-    setup.model = placement_model.get();
-    setup.truth = truth;
+    setup.model = models.placement.get();
+    setup.truth = models.truth;
     setup.coloc.max_nodes_scored = a.coloc_max_nodes;
     if (a.coloc_max_loss > 0) setup.coloc.max_loss_per_gpu = a.coloc_max_loss;
     setup.coloc.sharing_rule = a.sharing == "rule";
@@ -250,8 +290,13 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     progress->on = !a.no_progress && isatty(STDERR_FILENO);
     setup.sim.progress = [progress](std::size_t done, std::size_t total) { (*progress)(done, total); };
     setup.on_policy = [progress](const std::string& name) { progress->start(name); };
-    replay::ReplayResult result = replay::run_replay(workload, setup);
+    return setup;
+}
 
+// What the report says the replay was: trace, workload, cluster, model and truth.
+replay::ReplayContext describe_replay(const ReplayArgs& a, const replay::Trace& trace, const replay::Workload& workload,
+                                      const std::optional<replay::ProfileRules>& rules, const ReplayCluster& cluster,
+                                      const ReplayModels& models) {
     replay::ReplayContext context;
     context.trace_source = trace.source;
     context.trace_format = a.synthetic > 0 ? "synthetic" : replay::to_string(trace.format);
@@ -264,44 +309,69 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     if (rules)
         for (const auto& r : rules->rules)
             context.rule_names.push_back("rule at " + a.rules + ":" + std::to_string(r.line));
-    context.cluster = cluster;
+    const place::Topology& topology = cluster.topology;
+    context.cluster = cluster.description;
     context.total_gpus = topology.total_gpus();
     for (std::size_t n = 0; n < topology.nodes().size(); ++n) {
         const auto& type = topology.type_of(static_cast<int>(n));
         context.total_slots += type.gpus * type.slots_per_gpu;
     }
-    context.model = placement_model->name() + " model on " + a.gpu_type + ", " + std::to_string(catalogue->size()) +
-                    " profiles, " + std::to_string(catalogue->pairs().size()) + " measured pairs" +
+    const model::ProfileCatalogue& catalogue = *models.catalogue;
+    context.model = models.placement->name() + " model on " + a.gpu_type + ", " + std::to_string(catalogue.size()) +
+                    " profiles, " + std::to_string(catalogue.pairs().size()) + " measured pairs" +
                     (a.exclude_pairs.empty() ? "" : " (none on " + a.exclude_pairs + ")");
-    context.truth = truth_name;
+    context.truth = models.truth_name;
     context.load = a.load;
     context.seed = a.seed;
+    return context;
+}
 
-    if (!a.out.empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(a.out, ec);
-        if (ec) throw ReplayError(a.out + ": cannot create the directory: " + ec.message());
-        std::ofstream csv, summary;
-        for (auto [file, name] : {std::pair{&csv, "/jobs.csv"}, std::pair{&summary, "/summary.json"}})
-            if (auto why = model::io::open_for_writing(*file, a.out + name); !why.empty())
-                throw ReplayError(a.out + name + ": " + why);
-        replay::write_jobs_csv(csv, workload, result);
-        summary << replay::summary_json(context, result).dump(2) << "\n";
-        if (!csv.flush() || !summary.flush())
-            throw ReplayError(a.out + ": cannot write the results: " + model::io::os_reason());
-    }
-    if (opts.json || a.json) {
+// --out: jobs.csv and summary.json.
+void write_results(const ReplayArgs& a, const replay::Workload& workload, const replay::ReplayResult& result,
+                   const replay::ReplayContext& context) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.out, ec);
+    if (ec) throw ReplayError(a.out + ": cannot create the directory: " + ec.message());
+    std::ofstream csv, summary;
+    for (auto [file, name] : {std::pair{&csv, "/jobs.csv"}, std::pair{&summary, "/summary.json"}})
+        if (auto why = base::open_for_writing(*file, a.out + name); !why.empty())
+            throw ReplayError(a.out + name + ": " + why);
+    replay::write_jobs_csv(csv, workload, result);
+    summary << replay::summary_json(context, result).dump(2) << "\n";
+    if (!csv.flush() || !summary.flush()) throw ReplayError(a.out + ": cannot write the results: " + base::os_reason());
+}
+
+void print_summary(bool json, const replay::ReplayResult& result, const replay::ReplayContext& context) {
+    if (json) {
         std::cout << replay::summary_json(context, result).dump(2) << "\n";
     } else {
         std::cout << replay::describe(context) << "\n" << replay::format_table(result.summaries);
     }
-    if (!a.out.empty()) {
-        replay::PlotFiles plots = replay::write_plots(a.out, workload, result, context, !a.no_plots);
-        std::ostream& note = (opts.json || a.json) ? std::cerr : std::cout;
-        note << "\nwrote " << a.out << "/jobs.csv, " << a.out << "/summary.json and " << plots.written.size()
-             << " plot files in " << a.out << "\n";
-        if (!plots.problem.empty()) std::cerr << "colocctl: warning: plots not rendered: " << plots.problem << "\n";
-    }
+}
+
+// --out: the plots, and a line naming what was written (on stderr when stdout carries JSON).
+void write_plot_files(const ReplayArgs& a, bool json, const replay::Workload& workload,
+                      const replay::ReplayResult& result, const replay::ReplayContext& context) {
+    replay::PlotFiles plots = replay::write_plots(a.out, workload, result, context, !a.no_plots);
+    std::ostream& note = json ? std::cerr : std::cout;
+    note << "\nwrote " << a.out << "/jobs.csv, " << a.out << "/summary.json and " << plots.written.size()
+         << " plot files in " << a.out << "\n";
+    if (!plots.problem.empty()) std::cerr << "colocctl: warning: plots not rendered: " << plots.problem << "\n";
+}
+
+int run(const CtlOptions& opts, const ReplayArgs& a) {
+    const ReplayCluster cluster = cluster_from(a);
+    const replay::Trace trace = load_trace(a, cluster.topology);
+    const ReplayModels models = load_models(a, cluster);
+    warn_of_defaults(cluster, models);
+    const std::optional<replay::ProfileRules> rules = load_rules(a, *models.catalogue);
+    const replay::Workload workload = make_workload(a, trace, models, rules, cluster.topology);
+    const replay::ReplayResult result = replay::run_replay(workload, replay_setup(a, cluster.topology, models));
+    const replay::ReplayContext context = describe_replay(a, trace, workload, rules, cluster, models);
+    const bool json = opts.json || a.json;
+    if (!a.out.empty()) write_results(a, workload, result, context);
+    print_summary(json, result, context);
+    if (!a.out.empty()) write_plot_files(a, json, workload, result, context);
     return 0;
 }
 

@@ -10,8 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "daemon/check/site_check.hpp"
-#include "daemon/config.hpp"
+#include "config/config.hpp"
+#include "config/site_check.hpp"
 #include "daemon/layout_watch.hpp"
 #include "daemon/log.hpp"
 #include "daemon/metrics.hpp"

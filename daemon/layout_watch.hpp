@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "daemon/config.hpp"
-#include "daemon/slurm_layout.hpp"
+#include "config/config.hpp"
+#include "config/slurm_layout.hpp"
 
 namespace coloc::daemon {
 

@@ -49,8 +49,8 @@ PlaceRequest PlaceRequest::from_json(const json& body) {
     r.job_name = get_string_or(body, "job_name", "");
     r.profile = get_string_or(body, "profile", "", 64);
     r.mode = parse_mode(get_enum_or(body, "mode", kModesOrAuto, kAutoMode));
-    r.slots = static_cast<int>(get_int_or(body, "slots", 0, 0, kMaxGpuIndex + 1));
-    r.slurm_gpus = get_int_list_or(body, "slurm_gpus", 0, kMaxGpuIndex, 64);
+    r.slots = static_cast<int>(get_int_or(body, "slots", 0, 0, base::kMaxGpuIndex + 1));
+    r.slurm_gpus = get_int_list_or(body, "slurm_gpus", 0, base::kMaxGpuIndex, 64);
     r.slots_gres = get_string_or(body, "slots_gres", "", 64);
     r.job_nodes = get_string_list_or(body, "job_nodes", 4096);
     auto it = body.find("unreported");
@@ -62,7 +62,7 @@ PlaceRequest PlaceRequest::from_json(const json& body) {
             LocalPlacement u;
             try {
                 u.job_id = get_int(e, "job_id", 1, kMaxJobId);
-                u.gpus = get_int_list_or(e, "gpus", 0, kMaxGpuIndex, 64);
+                u.gpus = get_int_list_or(e, "gpus", 0, base::kMaxGpuIndex, 64);
                 u.since = get_int_or(e, "since", 0, 0, kMaxTime);
                 u.ended = get_int_or(e, "ended", 0, 0, kMaxTime);
                 u.exit_status = static_cast<int>(get_int_or(e, "exit_status", 0, INT32_MIN, INT32_MAX));
@@ -99,11 +99,11 @@ PlaceReply PlaceReply::from_json(const json& reply) {
     PlaceReply r;
     r.decision = get_int(reply, "decision", 0, INT64_MAX);
     r.mode = parse_mode(get_enum_or(reply, "mode", kModes, mode_name(GpuMode::Narrow))).value_or(GpuMode::Narrow);
-    r.gpus = get_int_list_or(reply, "gpus", 0, kMaxGpuIndex, 64);
+    r.gpus = get_int_list_or(reply, "gpus", 0, base::kMaxGpuIndex, 64);
     r.predicted_slowdown = get_number_or(reply, "predicted_slowdown", 1.0, 0.0, 1e6);
     r.reused = get_bool_or(reply, "reused", false);
     r.durability = get_enum_or(reply, kDurability, {kStored, kQueued}, "");
-    r.slots = static_cast<int>(get_int_or(reply, "slots", -1, -1, kMaxGpuIndex + 1));
+    r.slots = static_cast<int>(get_int_or(reply, "slots", -1, -1, base::kMaxGpuIndex + 1));
     if (reply.contains("phase_period_s")) {
         r.phase_period_s = get_number_or(reply, "phase_period_s", 0.0, 0.0, 3600.0);
         r.phase_offset_s = get_number_or(reply, "phase_offset_s", 0.0, 0.0, 3600.0);
@@ -125,7 +125,7 @@ StartedReport StartedReport::from_json(const json& body) {
     r.job_uid = get_int_or(body, "job_uid", -1, -1, 0xFFFFFFFELL);
     r.node = get_string(body, "node", 64);
     r.decision = get_int_or(body, "decision", 0, 0, INT64_MAX);
-    r.gpus = get_int_list_or(body, "gpus", 0, kMaxGpuIndex, 64);
+    r.gpus = get_int_list_or(body, "gpus", 0, base::kMaxGpuIndex, 64);
     r.time = get_int_or(body, "time", 0, 0, kMaxTime);
     return r;
 }
@@ -159,7 +159,7 @@ std::vector<int> parse_gpu_list(const std::string& text) {
     while (p < end) {
         int v = -1;
         auto [next, ec] = std::from_chars(p, end, v);
-        if (ec != std::errc() || v < 0 || v > kMaxGpuIndex)
+        if (ec != std::errc() || v < 0 || v > base::kMaxGpuIndex)
             throw ProtoError(code::kBadField, "GPU list '" + text + "' is not a comma-separated list of GPU indices");
         out.push_back(v);
         p = next;

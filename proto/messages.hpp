@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/limits.hpp"
 #include "proto/mode.hpp"
 
 namespace coloc::proto {
@@ -21,7 +22,6 @@ inline constexpr const char* kEnded = "ended";
 }  // namespace op
 
 inline constexpr std::int64_t kMaxJobId = 0xFFFFFFFFLL;
-inline constexpr int kMaxGpuIndex = 1023;
 
 // A fallback placement the plugin made on its own while colocd could not answer; when the job
 // also ended before colocd heard of it, `ended` (epoch seconds) and the outcome come along.

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "model/io/files.hpp"
+#include "base/files.hpp"
 #include "model/io/gavel_json.hpp"
 #include "model/io/measurements_csv.hpp"
 #include "replay/gavel_throughputs.hpp"
@@ -117,7 +117,7 @@ PairTable builtin_gavel_pair_table(const std::string& gpu_type) {
 PairTable load_pair_table(const std::string& path, const std::string& gpu_type) {
     if (path == "gavel") return builtin_gavel_pair_table(gpu_type);
     std::ifstream in;
-    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw std::runtime_error(path + ": " + why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw std::runtime_error(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     std::string s = text.str();

@@ -11,7 +11,7 @@
 #include <functional>
 #include <stdexcept>
 
-#include "model/io/files.hpp"
+#include "base/files.hpp"
 
 namespace coloc::replay {
 
@@ -212,10 +212,10 @@ PlotFiles write_plots(const std::string& dir, const Workload& workload, const Re
     PlotFiles files;
     auto write = [&](const char* name, auto&& body) {
         std::ofstream out;
-        if (auto why = model::io::open_for_writing(out, join(dir, name)); !why.empty())
+        if (auto why = base::open_for_writing(out, join(dir, name)); !why.empty())
             throw std::runtime_error(join(dir, name) + ": " + why);
         body(out);
-        if (!out.flush()) throw std::runtime_error(join(dir, name) + ": cannot write: " + model::io::os_reason());
+        if (!out.flush()) throw std::runtime_error(join(dir, name) + ": cannot write: " + base::os_reason());
         files.written.push_back(join(dir, name));
     };
     using Job = const ReplayJob&;

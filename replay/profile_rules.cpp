@@ -1,6 +1,6 @@
 #include "replay/profile_rules.hpp"
 
-#include "model/io/files.hpp"
+#include "base/files.hpp"
 
 #include <regex.h>
 #include <yaml-cpp/yaml.h>
@@ -117,7 +117,7 @@ ProfileRules parse_profile_rules(const std::string& text, const std::string& sou
 
 ProfileRules load_profile_rules(const std::string& path, const model::ProfileCatalogue& catalogue) {
     std::ifstream in;
-    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw RulesError(path + ": " + why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw RulesError(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     return parse_profile_rules(text.str(), path, catalogue);

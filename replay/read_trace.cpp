@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "model/io/files.hpp"
+#include "base/files.hpp"
 #include "replay/readers.hpp"
 #include "replay/text.hpp"
 
@@ -92,7 +92,7 @@ Trace read_trace(std::istream& in, std::optional<TraceFormat> format, const std:
 
 Trace read_trace_file(const std::string& path, std::optional<TraceFormat> format, const ReadOptions& options) {
     std::ifstream in;
-    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw TraceError(path, why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw TraceError(path, why);
     return read_trace(in, format, path, options);
 }
 

@@ -8,7 +8,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "model/io/files.hpp"
+#include "base/files.hpp"
 #include "slurm/hostlist.hpp"
 
 namespace coloc::slurm {
@@ -22,7 +22,7 @@ std::string lower(std::string s) {
 
 std::string text_of(const std::string& path) {
     std::ifstream in;
-    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw ConfError(path + ": " + why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw ConfError(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     return text.str();

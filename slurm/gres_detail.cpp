@@ -4,7 +4,7 @@
 #include <cctype>
 #include <charconv>
 
-#include "proto/messages.hpp"
+#include "base/limits.hpp"
 
 namespace coloc::slurm {
 
@@ -33,10 +33,10 @@ std::vector<int> index_list(std::string_view detail, std::string_view text) {
         if (comma != std::string_view::npos && text.empty()) bad(detail, "IDX list ends with ','");
         const std::size_t dash = part.find('-');
         int a = 0, b = 0;
-        if (!whole_number(part.substr(0, dash), proto::kMaxGpuIndex, a) ||
-            (dash != std::string_view::npos && !whole_number(part.substr(dash + 1), proto::kMaxGpuIndex, b)))
+        if (!whole_number(part.substr(0, dash), base::kMaxGpuIndex, a) ||
+            (dash != std::string_view::npos && !whole_number(part.substr(dash + 1), base::kMaxGpuIndex, b)))
             bad(detail, "'" + std::string(part) + "' is not a GPU index or range (0 to " +
-                            std::to_string(proto::kMaxGpuIndex) + ")");
+                            std::to_string(base::kMaxGpuIndex) + ")");
         if (dash == std::string_view::npos) b = a;
         if (b < a) bad(detail, "range '" + std::string(part) + "' runs backwards");
         for (int g = a; g <= b; ++g) {

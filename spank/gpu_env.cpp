@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/limits.hpp"
 #include "proto/messages.hpp"
 
 namespace coloc::spank {
@@ -13,7 +14,7 @@ namespace {
 bool parse_index(const std::string& text, std::size_t from, std::size_t to, int& out) {
     if (from >= to) return false;
     auto [end, ec] = std::from_chars(text.data() + from, text.data() + to, out);
-    return ec == std::errc() && end == text.data() + to && out >= 0 && out <= proto::kMaxGpuIndex;
+    return ec == std::errc() && end == text.data() + to && out >= 0 && out <= base::kMaxGpuIndex;
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/reconcile_runner.hpp"
 #include "daemon/service/access.hpp"

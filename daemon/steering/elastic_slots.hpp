@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/steering/elastic_config.hpp"
+#include "config/elastic_config.hpp"
 #include "place/cluster_state.hpp"
 #include "place/policy.hpp"
 #include "place/sharing_rule.hpp"

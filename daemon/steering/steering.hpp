@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/steering/steering_config.hpp"
+#include "config/steering_config.hpp"
 #include "model/catalogue.hpp"
 #include "model/model.hpp"
 #include "place/cluster_state.hpp"

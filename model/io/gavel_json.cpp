@@ -1,5 +1,5 @@
 #include "model/io/gavel_json.hpp"
-#include "model/io/files.hpp"
+#include "base/files.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -97,7 +97,7 @@ Measurements measurements_from_gavel_json(const std::string& text, const std::st
 
 Measurements read_gavel_json(const std::string& path) {
     std::ifstream in;
-    if (auto why = open_for_reading(in, path); !why.empty()) throw std::runtime_error(path + ": " + why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw std::runtime_error(path + ": " + why);
     std::stringstream ss;
     ss << in.rdbuf();
     return measurements_from_gavel_json(ss.str(), path);

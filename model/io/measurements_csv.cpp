@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/files.hpp"
 #include "model/io/csv.hpp"
-#include "model/io/files.hpp"
 
 namespace coloc::model::io {
 
@@ -87,7 +87,7 @@ Measurements parse_measurements_csv(std::istream& in, const std::string& source)
 
 Measurements read_measurements_csv(const std::string& path) {
     std::ifstream in;
-    if (auto why = open_for_reading(in, path); !why.empty()) throw MeasurementError(path + ": " + why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw MeasurementError(path + ": " + why);
     return parse_measurements_csv(in, path);
 }
 

@@ -1,5 +1,5 @@
 #include "model/io/profiles_yaml.hpp"
-#include "model/io/files.hpp"
+#include "base/files.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -152,7 +152,7 @@ ProfileCatalogue parse_profiles_yaml(const std::string& text_in, const std::stri
 
 ProfileCatalogue load_profiles_yaml(const std::string& path) {
     std::ifstream in;
-    if (auto why = open_for_reading(in, path); !why.empty()) throw ProfileError(path + ": " + why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw ProfileError(path + ": " + why);
     std::stringstream ss;
     ss << in.rdbuf();
     return parse_profiles_yaml(ss.str(), path);

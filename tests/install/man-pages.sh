@@ -45,7 +45,7 @@ mapfile -t ctl_options < <(names 'add_(?:option|flag)\("(?:-[a-zA-Z],)?(--[a-z0-
 mapfile -t fields < <(names '\{"([a-z_]+)", "[A-Z_/]+"' "${ctl_sources[@]}")
 mapfile -t colocd_options < <(names 'add_(?:option|flag)\("(?:-[a-zA-Z],)?(--[a-z0-9-]+)' daemon/colocd_main.cpp)
 mapfile -t config_keys < <(perl -0777 -ne 'while (/only_keys\(\w+, [^{;]*\{([^}]*)\}/g) { print "$_\n" for $1 =~ /"([^"]+)"/g }' \
-    daemon/config.cpp | sort -u)
+    config/*.cpp | sort -u)
 mapfile -t plugin_args < <(names 'key == "([a-z_]+)"' spank/plugin_args.cpp)
 mapfile -t status_keys < <(perl -0777 -ne 'if (/on_status\(.*?json status = \{(.*?)\n\s*\};/s) { print "$_\n" for $1 =~ /\{"(\w+)",/g }' \
     daemon/service/queries.cpp | sort -u)

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 
 using namespace coloc::daemon;
 
@@ -42,8 +42,8 @@ TEST_CASE("a good colocd.yaml gives the topology, modes and settings") {
     Config c = parse_config(kGood, "colocd.yaml");
     CHECK(c.listen.size() == 2);
     CHECK(c.database == "/tmp/x.db");
-    CHECK(c.partition_modes.at("bind") == GpuMode::Bind);
-    CHECK(c.partition_modes.at("narrow") == GpuMode::Narrow);
+    CHECK(c.partition_modes.at("bind") == coloc::proto::GpuMode::Bind);
+    CHECK(c.partition_modes.at("narrow") == coloc::proto::GpuMode::Narrow);
     REQUIRE(c.topology.nodes().size() == 6);
     CHECK(c.topology.nodes()[0].name == "n1");
     CHECK(c.topology.nodes()[5].name == "g02");
@@ -54,7 +54,7 @@ TEST_CASE("a good colocd.yaml gives the topology, modes and settings") {
     CHECK(quad.nic == std::vector<int>{0, 0, 0, 0});
     CHECK(c.topology.type_of(4).slots_per_gpu == 1);
     CHECK(c.topology.type_of(4).island == std::vector<int>(8, -1));
-    CHECK(c.node_modes.at("g01") == GpuMode::Observe);
+    CHECK(c.node_modes.at("g01") == coloc::proto::GpuMode::Observe);
     CHECK(c.topology.nodes_on_link(0).size() == 4);
 }
 

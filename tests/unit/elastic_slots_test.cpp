@@ -4,7 +4,7 @@
 // = 0.9 min(W, R) each, a light job 0.05 min(W, R) each, against the wait for a GPU of its own.
 #include <doctest/doctest.h>
 
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 #include "daemon/steering/elastic_slots.hpp"
 #include "place/coloc_policy.hpp"
 #include "slurm/nodes.hpp"

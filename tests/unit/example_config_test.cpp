@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 #include <filesystem>
 
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 
 using namespace coloc::daemon;
 
@@ -15,6 +15,6 @@ TEST_CASE("etc/colocd.yaml, the shipped example, is a valid configuration") {
     CHECK(cfg.database == "/var/lib/coloc/coloc.db");
     CHECK(cfg.profiles == "/etc/coloc/profiles.yaml");  // installed beside it
     CHECK(cfg.topology.nodes().size() == 36);
-    CHECK(cfg.partition_modes.at("shared") == GpuMode::Bind);
-    CHECK(cfg.node_modes.at("small01") == GpuMode::Observe);
+    CHECK(cfg.partition_modes.at("shared") == coloc::proto::GpuMode::Bind);
+    CHECK(cfg.node_modes.at("small01") == coloc::proto::GpuMode::Observe);
 }

@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 #include "model/coloc_model.hpp"
 #include "tests/unit/test_env.hpp"
 

@@ -5,9 +5,9 @@
 #include <sys/stat.h>
 #include <fstream>
 
-#include "daemon/check/site_check.hpp"
-#include "daemon/config.hpp"
-#include "daemon/slurm_layout.hpp"
+#include "config/config.hpp"
+#include "config/site_check.hpp"
+#include "config/slurm_layout.hpp"
 #include "slurm/conf_files.hpp"
 #include "tests/unit/test_env.hpp"
 
@@ -139,7 +139,7 @@ nodes:
                    {"n3", "gpu:2", 2, 0},           {"cpu1", "", 0, 0},
                    {"s1", "gpuslot:4", 0, 4},       {"x1", "gpu:4,gpuslot:6", 4, 6}};
     slurm.partitions = {{"bind", {"n1", "n2"}}};
-    yaml.partition_modes["nope"] = GpuMode::Bind;
+    yaml.partition_modes["nope"] = proto::GpuMode::Bind;
     LayoutFiles files;
     files.leaf = {{"n2", "leaf7"}, {"n1", "leaf7"}};
     files.gres["n3"].gpus = 2;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 #include "daemon/steering/node_writer.hpp"
 #include "daemon/steering/steering.hpp"
 #include "model/coloc_model.hpp"

@@ -1,5 +1,6 @@
 // colocd.yaml: what the daemon listens on, where it keeps history, who may do what, and what
-// the cluster is made of. Every error names the file, the line and the key.
+// the cluster is made of. Every error names the file, the line and the key. colocd and colocctl
+// both read it; its names stay in coloc::daemon, the namespace of colocd's code that uses them.
 #pragma once
 
 #include <cstddef>
@@ -9,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/steering/elastic_config.hpp"
-#include "daemon/steering/steering_config.hpp"
+#include "config/elastic_config.hpp"
+#include "config/steering_config.hpp"
 #include "model/hardware.hpp"
 #include "model/profile.hpp"
 #include "place/topology.hpp"
@@ -18,8 +19,9 @@
 
 namespace coloc::daemon {
 
+// colocd's handlers (daemon/service/) name the mode unqualified.
 using proto::GpuMode;
-inline const char* to_string(GpuMode mode) { return proto::mode_name(mode); }
+inline const char* to_string(proto::GpuMode mode) { return proto::mode_name(mode); }
 
 struct Config {
     std::string path;     // where it was read from
@@ -48,15 +50,15 @@ struct Config {
     std::size_t database_backlog_max = 100000;
     int database_retry_s = 1;
     int database_retry_max_s = 30;
-    std::map<std::string, GpuMode> partition_modes;
-    GpuMode default_mode = GpuMode::Narrow;
+    std::map<std::string, proto::GpuMode> partition_modes;
+    proto::GpuMode default_mode = proto::GpuMode::Narrow;
     // Narrow mode keeps every GPU a step holds (it may reorder them): a job billed for 8 GPUs that
     // starts `torchrun --nproc_per_node=8` needs all 8. An admin may let a profile that asks for
     // fewer GPUs narrow the step to them.
     bool narrow_may_drop_gpus = false;
-    std::map<std::string, GpuMode> node_modes;  // per node, from `nodes: mode:`
-    place::Topology topology;                   // each node type with its GPUs' type and memory
-    // Nodes, GPUs and slots from slurmctld (daemon/slurm_layout.hpp): on when colocd.yaml names
+    std::map<std::string, proto::GpuMode> node_modes;  // per node, from `nodes: mode:`
+    place::Topology topology;                          // each node type with its GPUs' type and memory
+    // Nodes, GPUs and slots from slurmctld (config/slurm_layout.hpp): on when colocd.yaml names
     // no nodes; colocd.yaml's nodes then override Slurm's. Reread every interval (0 = only at start).
     bool slurm_layout = false;
     int slurm_layout_interval_s = 300;

@@ -1,13 +1,13 @@
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 
 #include <yaml-cpp/yaml.h>
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include "daemon/config_hardware.hpp"
-#include "daemon/config_reader.hpp"
-#include "model/io/files.hpp"
+#include "base/files.hpp"
+#include "config/hardware.hpp"
+#include "config/reader.hpp"
 #include "slurm/hostlist.hpp"
 
 namespace coloc::daemon {
@@ -127,11 +127,102 @@ void read_steering(const Reader& r, const YAML::Node& n, SteeringConfig& s) {
     }
 }
 
+// Each read_* below sets the fields of one part of colocd.yaml's top level, in the order errors
+// are reported; a key the file leaves out keeps its default.
+void set_str(const Reader& r, const YAML::Node& root, const char* key, std::string& out) {
+    if (root[key]) out = r.str(root[key], key);
+}
+
+void set_int(const Reader& r, const YAML::Node& root, const char* key, int min, int max, int& out) {
+    if (root[key]) out = r.integer(root[key], key, min, max);
+}
+
+// Where colocd serves and keeps its files.
+void read_endpoints(const Reader& r, const YAML::Node& root, Config& cfg) {
+    set_str(r, root, "cluster", cfg.cluster);
+    if (root["listen"]) cfg.listen = r.str_list(root["listen"], "listen");
+    if (cfg.listen.empty()) r.fail(root["listen"], "listen", "needs at least one endpoint");
+    for (const auto& e : cfg.listen)
+        if (e.rfind("ipc://", 0) != 0 && e.rfind("tcp://", 0) != 0)
+            r.fail(root["listen"], "listen", "'" + e + "' is not an ipc:// or tcp:// endpoint");
+    set_str(r, root, "database", cfg.database);
+    set_str(r, root, "pidfile", cfg.pidfile);
+    set_str(r, root, "munge_socket", cfg.munge_socket);
+}
+
+// Who may ask what.
+void read_access(const Reader& r, const YAML::Node& root, Config& cfg) {
+    set_int(r, root, "credential_max_age_s", 0, 86400, cfg.credential_max_age_s);
+    if (root["admins"]) cfg.admins = r.str_list(root["admins"], "admins");
+    set_str(r, root, "slurm_user", cfg.slurm_user);
+}
+
+// The model colocd places by, its catalogue, and what a decision keeps.
+void read_model_choice(const Reader& r, const YAML::Node& root, Config& cfg) {
+    if (root["model"]) {
+        cfg.model = r.str(root["model"], "model");
+        if (cfg.model != "baseline" && cfg.model != "coloc")
+            r.fail(root["model"], "model", "'" + cfg.model + "' is not one of baseline, coloc");
+    }
+    set_str(r, root, "profiles", cfg.profiles);
+    set_int(r, root, "explain_candidates", 1, 100, cfg.explain_candidates);
+}
+
+// Metrics, and what colocd learns from Slurm and from ended jobs.
+void read_metrics_and_learning(const Reader& r, const YAML::Node& root, Config& cfg) {
+    set_int(r, root, "metrics_port", 0, 65535, cfg.metrics_port);
+    set_str(r, root, "metrics_address", cfg.metrics_address);
+    set_int(r, root, "reconcile_interval_s", 0, 86400, cfg.reconcile_interval_s);
+    set_int(r, root, "elapsed_min_s", 0, 86400, cfg.elapsed_min_s);
+    set_int(r, root, "elapsed_refit_every", 1, 100000, cfg.elapsed_refit_every);
+    set_int(r, root, "elapsed_window", 1, 100000, cfg.elapsed_window);
+}
+
+// What colocd does while the database cannot be written.
+void read_database_trouble(const Reader& r, const YAML::Node& root, Config& cfg) {
+    if (root["database_backlog_max"])
+        cfg.database_backlog_max =
+            static_cast<std::size_t>(r.integer(root["database_backlog_max"], "database_backlog_max", 1, 10000000));
+    set_int(r, root, "database_retry_s", 1, 3600, cfg.database_retry_s);
+    set_int(r, root, "database_retry_max_s", 1, 86400, cfg.database_retry_max_s);
+    if (cfg.database_retry_max_s < cfg.database_retry_s)
+        r.fail(root["database_retry_max_s"] ? root["database_retry_max_s"] : root["database_retry_s"],
+               "database_retry_max_s",
+               std::to_string(cfg.database_retry_max_s) + " is less than database_retry_s (" +
+                   std::to_string(cfg.database_retry_s) + ")");
+}
+
+// How colocd treats a step's GPUs: by default, and per partition.
+void read_modes(const Reader& r, const YAML::Node& root, Config& cfg) {
+    if (root["default_mode"]) cfg.default_mode = r.mode(root["default_mode"], "default_mode");
+    if (root["narrow_may_drop_gpus"])
+        cfg.narrow_may_drop_gpus = r.boolean(root["narrow_may_drop_gpus"], "narrow_may_drop_gpus");
+    if (!root["partitions"]) return;
+    const YAML::Node& parts = root["partitions"];
+    if (!parts.IsMap()) r.fail(parts, "partitions", "expected a mapping of partition name to settings");
+    for (const auto& kv : parts) {
+        std::string key = "partitions." + kv.first.as<std::string>();
+        r.only_keys(kv.second, key, {"mode"});
+        if (!kv.second["mode"]) r.fail(kv.second, key + ".mode", "missing");
+        cfg.partition_modes[kv.first.as<std::string>()] = r.mode(kv.second["mode"], key + ".mode");
+    }
+}
+
+// What the cluster is made of. Without `nodes:` colocd reads them from Slurm; node types then
+// describe what Slurm does not.
+void read_cluster(const Reader& r, const YAML::Node& root, Config& cfg) {
+    if (root["node_types"]) read_node_types(r, root["node_types"], cfg);
+    if (root["nodes"]) read_nodes(r, root["nodes"], cfg);
+    cfg.slurm_layout = root["slurm_layout"] ? r.boolean(root["slurm_layout"], "slurm_layout") : !root["nodes"];
+    if (!cfg.slurm_layout && !root["nodes"])
+        r.fail(root, "nodes", "missing: list the nodes colocd places on, or let it read them from Slurm");
+    set_int(r, root, "slurm_layout_interval_s", 0, 86400, cfg.slurm_layout_interval_s);
+    if (root["model_params"]) read_model_params(r, root["model_params"], cfg);
+}
+
 Config parse_root(const YAML::Node& root, const std::string& name) {
-    Reader r(name);
-    Config cfg;
-    cfg.path = name;
     if (!root.IsDefined() || root.IsNull()) throw ConfigError(name + ": the file is empty");
+    Reader r(name);
     r.only_keys(root, "",
                 {"cluster",
                  "listen",
@@ -163,71 +254,17 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
                  "model_params",
                  "steering",
                  "elastic_slots"});
-    if (root["cluster"]) cfg.cluster = r.str(root["cluster"], "cluster");
-    if (root["listen"]) cfg.listen = r.str_list(root["listen"], "listen");
-    if (cfg.listen.empty()) r.fail(root["listen"], "listen", "needs at least one endpoint");
-    for (const auto& e : cfg.listen)
-        if (e.rfind("ipc://", 0) != 0 && e.rfind("tcp://", 0) != 0)
-            r.fail(root["listen"], "listen", "'" + e + "' is not an ipc:// or tcp:// endpoint");
-    if (root["database"]) cfg.database = r.str(root["database"], "database");
-    if (root["pidfile"]) cfg.pidfile = r.str(root["pidfile"], "pidfile");
-    if (root["munge_socket"]) cfg.munge_socket = r.str(root["munge_socket"], "munge_socket");
-    if (root["credential_max_age_s"])
-        cfg.credential_max_age_s = r.integer(root["credential_max_age_s"], "credential_max_age_s", 0, 86400);
-    if (root["admins"]) cfg.admins = r.str_list(root["admins"], "admins");
-    if (root["slurm_user"]) cfg.slurm_user = r.str(root["slurm_user"], "slurm_user");
-    if (root["model"]) {
-        cfg.model = r.str(root["model"], "model");
-        if (cfg.model != "baseline" && cfg.model != "coloc")
-            r.fail(root["model"], "model", "'" + cfg.model + "' is not one of baseline, coloc");
-    }
-    if (root["profiles"]) cfg.profiles = r.str(root["profiles"], "profiles");
-    if (root["explain_candidates"])
-        cfg.explain_candidates = r.integer(root["explain_candidates"], "explain_candidates", 1, 100);
-    if (root["metrics_port"]) cfg.metrics_port = r.integer(root["metrics_port"], "metrics_port", 0, 65535);
-    if (root["metrics_address"]) cfg.metrics_address = r.str(root["metrics_address"], "metrics_address");
-    if (root["reconcile_interval_s"])
-        cfg.reconcile_interval_s = r.integer(root["reconcile_interval_s"], "reconcile_interval_s", 0, 86400);
-    if (root["elapsed_min_s"]) cfg.elapsed_min_s = r.integer(root["elapsed_min_s"], "elapsed_min_s", 0, 86400);
-    if (root["elapsed_refit_every"])
-        cfg.elapsed_refit_every = r.integer(root["elapsed_refit_every"], "elapsed_refit_every", 1, 100000);
-    if (root["elapsed_window"]) cfg.elapsed_window = r.integer(root["elapsed_window"], "elapsed_window", 1, 100000);
-    if (root["database_backlog_max"])
-        cfg.database_backlog_max =
-            static_cast<std::size_t>(r.integer(root["database_backlog_max"], "database_backlog_max", 1, 10000000));
-    if (root["database_retry_s"])
-        cfg.database_retry_s = r.integer(root["database_retry_s"], "database_retry_s", 1, 3600);
-    if (root["database_retry_max_s"])
-        cfg.database_retry_max_s = r.integer(root["database_retry_max_s"], "database_retry_max_s", 1, 86400);
-    if (cfg.database_retry_max_s < cfg.database_retry_s)
-        r.fail(root["database_retry_max_s"] ? root["database_retry_max_s"] : root["database_retry_s"],
-               "database_retry_max_s",
-               std::to_string(cfg.database_retry_max_s) + " is less than database_retry_s (" +
-                   std::to_string(cfg.database_retry_s) + ")");
-    if (root["default_mode"]) cfg.default_mode = r.mode(root["default_mode"], "default_mode");
-    if (root["narrow_may_drop_gpus"])
-        cfg.narrow_may_drop_gpus = r.boolean(root["narrow_may_drop_gpus"], "narrow_may_drop_gpus");
-    if (root["partitions"]) {
-        const YAML::Node& parts = root["partitions"];
-        if (!parts.IsMap()) r.fail(parts, "partitions", "expected a mapping of partition name to settings");
-        for (const auto& kv : parts) {
-            std::string key = "partitions." + kv.first.as<std::string>();
-            r.only_keys(kv.second, key, {"mode"});
-            if (!kv.second["mode"]) r.fail(kv.second, key + ".mode", "missing");
-            cfg.partition_modes[kv.first.as<std::string>()] = r.mode(kv.second["mode"], key + ".mode");
-        }
-    }
+    Config cfg;
+    cfg.path = name;
+    read_endpoints(r, root, cfg);
+    read_access(r, root, cfg);
+    read_model_choice(r, root, cfg);
+    read_metrics_and_learning(r, root, cfg);
+    read_database_trouble(r, root, cfg);
+    read_modes(r, root, cfg);
     if (root["steering"]) read_steering(r, root["steering"], cfg.steering);
     if (root["elastic_slots"]) read_elastic(r, root["elastic_slots"], cfg.elastic);
-    // Without `nodes:` colocd reads them from Slurm; node types then describe what Slurm does not.
-    if (root["node_types"]) read_node_types(r, root["node_types"], cfg);
-    if (root["nodes"]) read_nodes(r, root["nodes"], cfg);
-    cfg.slurm_layout = root["slurm_layout"] ? r.boolean(root["slurm_layout"], "slurm_layout") : !root["nodes"];
-    if (!cfg.slurm_layout && !root["nodes"])
-        r.fail(root, "nodes", "missing: list the nodes colocd places on, or let it read them from Slurm");
-    if (root["slurm_layout_interval_s"])
-        cfg.slurm_layout_interval_s = r.integer(root["slurm_layout_interval_s"], "slurm_layout_interval_s", 0, 86400);
-    if (root["model_params"]) read_model_params(r, root["model_params"], cfg);
+    read_cluster(r, root, cfg);
     return cfg;
 }
 
@@ -257,7 +294,7 @@ int narrow_gpu_count(const Config& cfg, const model::JobProfile& profile, int he
 
 Config load_config(const std::string& path) {
     std::ifstream in;
-    if (auto why = model::io::open_for_reading(in, path); !why.empty()) throw ConfigError(path + ": " + why);
+    if (auto why = base::open_for_reading(in, path); !why.empty()) throw ConfigError(path + ": " + why);
     std::stringstream text;
     text << in.rdbuf();
     return parse_config(text.str(), path);

@@ -1,4 +1,4 @@
-#include "daemon/slurm_layout.hpp"
+#include "config/slurm_layout.hpp"
 
 #include <sys/stat.h>
 #include <cstdlib>

@@ -1,10 +1,10 @@
-#include "model/io/files.hpp"
+#include "base/files.hpp"
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
-namespace coloc::model::io {
+namespace coloc::base {
 
 std::string os_reason(const char* fallback) { return errno ? std::strerror(errno) : fallback; }
 
@@ -27,4 +27,4 @@ std::string open_for_writing(std::ofstream& out, const std::string& path) {
     return "";
 }
 
-}  // namespace coloc::model::io
+}  // namespace coloc::base

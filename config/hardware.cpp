@@ -1,10 +1,10 @@
-#include "daemon/config_hardware.hpp"
+#include "config/hardware.hpp"
 
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/io/files.hpp"
+#include "base/files.hpp"
 
 namespace coloc::daemon {
 
@@ -51,7 +51,7 @@ void read_model_params(const Reader& r, const YAML::Node& params, Config& cfg) {
             r.fail(kv.first, key, "no node type has gpu_type '" + type + "'");
         const std::string path = r.str(kv.second, key);
         std::ifstream in;
-        if (auto why = model::io::open_for_reading(in, path); !why.empty()) r.fail(kv.second, key, path + ": " + why);
+        if (auto why = base::open_for_reading(in, path); !why.empty()) r.fail(kv.second, key, path + ": " + why);
         nlohmann::json j;
         try {
             j = nlohmann::json::parse(in);

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.hpp"
-#include "daemon/config_reader.hpp"
+#include "config/config.hpp"
+#include "config/reader.hpp"
 
 namespace coloc::daemon {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 #include "slurm/cluster_layout.hpp"
 #include "slurm/conf_files.hpp"
 

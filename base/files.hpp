@@ -4,7 +4,7 @@
 #include <fstream>
 #include <string>
 
-namespace coloc::model::io {
+namespace coloc::base {
 
 // Opens `path` for reading into `in`; "" on success, else why not ("cannot open: No such file or
 // directory", "is a directory, not a file"), for messages of the form "PATH: reason".
@@ -16,4 +16,4 @@ std::string open_for_writing(std::ofstream& out, const std::string& path);
 // The OS's reason for the last failure (strerror(errno)), or `fallback` when errno says nothing.
 std::string os_reason(const char* fallback = "unknown error");
 
-}  // namespace coloc::model::io
+}  // namespace coloc::base

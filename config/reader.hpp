@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 
 namespace coloc::daemon {
 
@@ -70,7 +70,7 @@ public:
         return out;
     }
 
-    GpuMode mode(const YAML::Node& n, const std::string& key) const {
+    proto::GpuMode mode(const YAML::Node& n, const std::string& key) const {
         std::string m = str(n, key);
         if (const auto mode = proto::parse_mode(m)) return *mode;
         fail(n, key, "'" + m + "' is not one of bind, narrow, observe");
