@@ -9,7 +9,7 @@ WARN     := -Wall -Wextra -Werror
 OPT      ?= -O2 -g
 CPPFLAGS += -I. -MMD -MP
 CXXFLAGS += $(CXXSTD) $(WARN) $(OPT) -fPIC
-LDLIBS_CORE := -lzmq -lsqlite3 -lyaml-cpp -lmunge -lsodium
+LDLIBS_CORE := -lzmq -lsqlite3 -lyaml-cpp -lmunge -lsodium -lprometheus-cpp-pull -lprometheus-cpp-core
 LDLIBS_SLURM := -lslurm
 
 BUILD    := build
