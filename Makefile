@@ -155,7 +155,7 @@ unit-test: $(BUILD)/unit-tests
 	tests/unit-run $(BUILD)/unit-tests
 
 # The Python client (client/coloc_report.py) against a colocd of its own, beside a private munged.
-client-test: $(BUILD)/colocd
+client-test: $(BUILD)/colocd $(BUILD)/libcoloc_report.so
 	COLOC_BUILD_DIR=$(BUILD) tests/unit-run python3 -m unittest discover -s tests/client -v
 
 # colocd and colocctl with ASan + UBSan, for san-integration-test.
