@@ -83,7 +83,7 @@ MetricsHttpServer::MetricsHttpServer(int port, const std::string& bind_address, 
         throw std::runtime_error("cannot serve metrics on " + where + ": " + e.what());
     }
     collectable_ = std::make_shared<Scrape>(handoff_);
-    exposer_->RegisterCollectable(collectable_);
+    exposer_->RegisterCollectable(collectable_, "/metrics$");  // "$": /metrics alone, not its prefixes
     const auto ports = exposer_->GetListeningPorts();
     port_ = ports.empty() ? port : ports.front();
 }
