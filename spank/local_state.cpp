@@ -93,7 +93,12 @@ std::vector<proto::LocalPlacement> unreported(const NodeState& state) {
     for (const auto& h : state.holdings) {
         if (h.reported && h.active()) continue;
         if (out.size() == kMaxUnreported) break;
-        out.push_back({h.job_id, h.gpus, h.since, h.ended, h.exit_status, h.elapsed_s});
+        out.push_back({.job_id = h.job_id,
+                       .gpus = h.gpus,
+                       .since = h.since,
+                       .ended = h.ended,
+                       .exit_status = h.exit_status,
+                       .elapsed_s = h.elapsed_s});
     }
     return out;
 }

@@ -43,7 +43,7 @@ void report_started(const PluginConfig& config, const JobFacts& facts, const Out
                 StateFile(config.state_dir, facts.node).update(kLockWaitMs, [&](NodeState& s) {
                     const Holding* h = s.find(facts.job_id);
                     if (!h || h->reported || h->decision != 0) return false;
-                    mark_reported(s, {{h->job_id, h->gpus, h->since, 0}});
+                    mark_reported(s, {{.job_id = h->job_id, .gpus = h->gpus, .since = h->since}});
                     return true;
                 });
             } catch (const StateError&) {
@@ -124,8 +124,20 @@ Delivery deliver(const PluginConfig& config, const std::string& node, const std:
                 const Holding& h = to_send[i];
                 try {
                     // colocd adopts a placement it never heard of from a `started` without a decision.
-                    if (!h.reported) send(proto::StartedReport{h.job_id, -1, node, 0, h.gpus, h.since}.to_json());
-                    send(proto::EndedReport{h.job_id, node, h.exit_status, h.elapsed_s, h.ended}.to_json());
+                    if (!h.reported)
+                        send(proto::StartedReport{.job_id = h.job_id,
+                                                  .job_uid = -1,
+                                                  .node = node,
+                                                  .decision = 0,
+                                                  .gpus = h.gpus,
+                                                  .time = h.since}
+                                 .to_json());
+                    send(proto::EndedReport{.job_id = h.job_id,
+                                            .node = node,
+                                            .exit_status = h.exit_status,
+                                            .elapsed_s = h.elapsed_s,
+                                            .time = h.ended}
+                             .to_json());
                 } catch (const std::exception& e) {
                     emit("stop " + std::string(e.what()));
                     return;
@@ -152,7 +164,11 @@ Delivery deliver(const PluginConfig& config, const std::string& node, const std:
 void forget_delivered(const StateFile& state, const std::vector<Holding>& to_send, const std::vector<bool>& delivered) {
     std::vector<proto::LocalPlacement> done;
     for (std::size_t i = 0; i < to_send.size(); ++i)
-        if (delivered[i]) done.push_back({to_send[i].job_id, to_send[i].gpus, to_send[i].since, to_send[i].ended});
+        if (delivered[i])
+            done.push_back({.job_id = to_send[i].job_id,
+                            .gpus = to_send[i].gpus,
+                            .since = to_send[i].since,
+                            .ended = to_send[i].ended});
     if (done.empty()) return;
     try {
         state.update(kEpilogLockWaitMs, [&](NodeState& s) {
