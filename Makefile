@@ -26,7 +26,7 @@ HARDEN_LDFLAGS  := -Wl,-z,relro,-z,now
 CPPFLAGS += $(HARDEN_CPPFLAGS)
 CXXFLAGS += $(HARDEN_CXXFLAGS)
 LDFLAGS  += $(HARDEN_LDFLAGS)
-LDLIBS_CORE := -lzmq -lsqlite3 -lyaml-cpp -lmunge -lsodium
+LDLIBS_CORE := -lzmq -lsqlite3 -lyaml-cpp -lmunge -lsodium -lprometheus-cpp-pull -lprometheus-cpp-core
 LDLIBS_SLURM := -lslurm
 
 BUILD    := build
@@ -147,7 +147,7 @@ unit-test: $(BUILD)/unit-tests
 	tests/unit-run $(BUILD)/unit-tests
 
 # The Python client (client/coloc_report.py) against a colocd of its own, beside a private munged.
-client-test: $(BUILD)/colocd
+client-test: $(BUILD)/colocd $(BUILD)/libcoloc_report.so
 	COLOC_BUILD_DIR=$(BUILD) tests/unit-run python3 -m unittest discover -s tests/client -v
 
 # What the integration tests run beside the installed parts.

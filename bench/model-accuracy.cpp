@@ -1,5 +1,5 @@
 // model-accuracy MEASUREMENTS.csv [SECONDARY.csv]
-// Accuracy of coloc's same-GPU term on measured pairs (Gavel, converted by bench/gavel-convert),
+// Accuracy of coloc's same-GPU term on measured pairs (Gavel, converted by data/gavel/make-csv),
 // per GPU type, under (a) leave-one-pair-out and (b) leave-one-job-type-out cross-validation,
 // next to baselines computed in the same run; then the shared-link closed form against the
 // simulator, and the hot-path cost. Last line: "targets: met" or "targets: missed: <which>".

@@ -24,11 +24,18 @@ COLOC_REPORT_TIMEOUT_MS, COLOC_MUNGE_SOCKET.
 it opts in (COLOC_PHASE_ALIGN=1; COLOC_PHASE_OFFSET_S, COLOC_PHASE_PERIOD_S, COLOC_PHASE_MAX_SLEEP),
 as coloc_report_align() does (coloc_report(3)).
 
-Only the standard library: ZeroMQ's wire protocol (ZMTP 3.0, NULL mechanism, as a REQ peer) is
-spoken here over the ipc:// or tcp:// endpoint, one connection per report.
+Where libcoloc_report.so can be loaded, the module-level API (init, iteration, flush, close,
+align) is the C library's, through ctypes: COLOC_REPORT_LIBRARY names its path (``none``: do not
+load it), else the copy beside this file, else the installed one. Without it (a container that
+lacks the library) the same API runs here on the standard library alone: ZeroMQ's wire protocol
+(ZMTP 3.0, NULL mechanism, as a REQ peer) over the ipc:// or tcp:// endpoint, one connection per
+report. ``backend()`` says which is in use. ``call``, ``Reporter`` and ``PhaseAligner`` are always
+this module's own.
 """
 
 import atexit
+import ctypes
+import ctypes.util
 import hashlib
 import json
 import math
@@ -40,8 +47,8 @@ import sys
 import threading
 import time
 
-__all__ = ["init", "iteration", "flush", "close", "align", "PhaseAligner", "Reporter", "Settings", "settings_from_env",
-           "call"]
+__all__ = ["init", "iteration", "flush", "close", "align", "backend", "PhaseAligner", "Reporter", "Settings",
+           "settings_from_env", "call"]
 
 DEFAULT_ENDPOINT = "ipc:///run/coloc/colocd.sock"
 _SCHEME = "coloc2:"  # proto/auth.cpp: the credential's payload is this and the body's SHA-256
@@ -347,6 +354,44 @@ class Reporter:
         call(settings.endpoint, observe_body(settings, mean_s, count), settings.munge_socket, settings.timeout_ms)
 
 
+# --- the C library, when it can be loaded -------------------------------------------------------
+
+LIBRARY_NAME = "libcoloc_report.so"
+
+
+def _load_library(env=None):
+    """libcoloc_report.so with its prototypes set, or None: COLOC_REPORT_LIBRARY's path ("none": no
+    library), else the copy beside this file, else the installed one."""
+    env = os.environ if env is None else env
+    named = env.get("COLOC_REPORT_LIBRARY", "")
+    if named == "none":
+        return None
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
+    candidates = [named] if named else [here, ctypes.util.find_library("coloc_report") or LIBRARY_NAME]
+    for path in candidates:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            if named:
+                _to_stderr("coloc: COLOC_REPORT_LIBRARY=%s cannot be loaded; using the Python client" % named)
+            continue
+        lib.coloc_report_init.argtypes, lib.coloc_report_init.restype = [], ctypes.c_int
+        lib.coloc_report_iteration.argtypes, lib.coloc_report_iteration.restype = [ctypes.c_double], None
+        lib.coloc_report_flush.argtypes, lib.coloc_report_flush.restype = [], None
+        lib.coloc_report_close.argtypes, lib.coloc_report_close.restype = [], None
+        lib.coloc_report_align.argtypes, lib.coloc_report_align.restype = [ctypes.c_double], ctypes.c_double
+        return lib
+    return None
+
+
+_library = _load_library()
+
+
+def backend():
+    """"library" when the C library serves the module-level API, "python" otherwise."""
+    return "library" if _library is not None else "python"
+
+
 # --- the module-level API, as the C library's ---------------------------------------------------
 
 _lock = threading.Lock()
@@ -356,6 +401,8 @@ _reporter = None
 def init():
     """Reads the environment and starts reporting; True when reports will be sent."""
     global _reporter
+    if _library is not None:
+        return bool(_library.coloc_report_init())
     close()
     try:
         settings, why = settings_from_env()
@@ -373,6 +420,12 @@ def init():
 
 def iteration(seconds):
     """One training iteration took ``seconds``; cheap, never raises."""
+    if _library is not None:
+        try:
+            _library.coloc_report_iteration(float(seconds))
+        except (TypeError, ValueError):
+            pass
+        return
     r = _reporter
     if r is not None:
         r.iteration(seconds)
@@ -380,6 +433,9 @@ def iteration(seconds):
 
 def flush():
     """Sends what is summed now, without waiting for the interval."""
+    if _library is not None:
+        _library.coloc_report_flush()
+        return
     r = _reporter
     if r is not None:
         try:
@@ -391,6 +447,9 @@ def flush():
 def close():
     """Sends what is left, waits for that send (at most COLOC_REPORT_TIMEOUT_MS) and stops."""
     global _reporter
+    if _library is not None:
+        _library.coloc_report_close()
+        return
     with _lock:
         r, _reporter = _reporter, None
     if r is not None:
@@ -448,6 +507,11 @@ _aligner_read = False
 def align(period_s=0.0):
     """Sleeps until this iteration's phase slot when the job opted in; returns the seconds slept."""
     global _aligner, _aligner_read
+    if _library is not None:
+        try:
+            return _library.coloc_report_align(float(period_s))
+        except (TypeError, ValueError):
+            return 0.0
     try:
         with _lock:
             if not _aligner_read:

@@ -137,7 +137,7 @@ int serve(const coloc::daemon::Config& config, const std::atomic<bool>& leave) {
         std::unique_ptr<MetricsHttpServer> metrics;
         if (config.metrics_port > 0)
             metrics = std::make_unique<MetricsHttpServer>(config.metrics_port, config.metrics_address,
-                                                          [&service] { return render_metrics(service.metrics()); });
+                                                          [&service] { return service.metrics(); });
         // 6. pidfile, once we can serve
         PidFile pid(config.pidfile);
         log_info("serving " + std::to_string(config.topology.nodes().size()) + " nodes on " + config.listen.front() +

@@ -1,10 +1,11 @@
 #include "daemon/metrics.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+
+#include <prometheus/text_serializer.h>
 
 namespace coloc::daemon {
 
@@ -56,122 +57,104 @@ double histogram_quantile(double q, const std::vector<double>& bounds, const std
 
 namespace {
 
-// Go's strconv.FormatFloat(v, 'g', -1, 64) in spirit: the shortest text that reads back exactly.
-std::string number(double v) {
-    if (std::isnan(v)) return "NaN";
-    if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
-    return ec == std::errc() ? std::string(buf, end) : "NaN";
-}
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
 
-std::string label_value(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '\\')
-            out += "\\\\";
-        else if (c == '"')
-            out += "\\\"";
-        else if (c == '\n')
-            out += "\\n";
-        else
-            out += c;
-    }
-    return out;
-}
-
-class Writer {
+class Families {
 public:
-    void family(const char* name, const char* type, const char* help) {
-        text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    MetricFamily& family(const char* name, MetricType type, const char* help) {
+        return families_.emplace_back(MetricFamily{name, help, type, {}});
     }
-    // `labels` is either empty or `key="value",...` without braces.
-    void sample(const std::string& name, const std::string& labels, const std::string& value) {
-        text_ += name;
-        if (!labels.empty()) text_ += "{" + labels + "}";
-        text_ += " " + value + "\n";
+    void scalar(const char* name, MetricType type, const char* help, std::int64_t value) {
+        sample(family(name, type, help), {}, value);
     }
-    void sample(const std::string& name, std::int64_t value) { sample(name, "", std::to_string(value)); }
-
-    void scalar(const char* name, const char* type, const char* help, std::int64_t value) {
-        family(name, type, help);
-        sample(name, value);
+    // One sample of a counter or gauge family, with `labels`.
+    static void sample(MetricFamily& f, std::vector<ClientMetric::Label> labels, std::int64_t value) {
+        ClientMetric m;
+        m.label = std::move(labels);
+        (f.type == MetricType::Counter ? m.counter.value : m.gauge.value) = static_cast<double>(value);
+        f.metric.push_back(std::move(m));
     }
-
-    void histogram(const std::string& name, const std::string& labels, const Histogram& h) {
-        const std::string sep = labels.empty() ? "" : labels + ",";
+    static void histogram(MetricFamily& f, std::vector<ClientMetric::Label> labels, const Histogram& h) {
+        ClientMetric m;
+        m.label = std::move(labels);
+        m.histogram.sample_count = h.count();
+        m.histogram.sample_sum = h.sum();
         const auto cum = h.cumulative();
-        for (std::size_t i = 0; i < h.bounds().size(); ++i)
-            sample(name + "_bucket", sep + "le=\"" + number(h.bounds()[i]) + "\"", std::to_string(cum[i]));
-        sample(name + "_bucket", sep + "le=\"+Inf\"", std::to_string(h.count()));
-        sample(name + "_sum", labels, number(h.sum()));
-        sample(name + "_count", labels, std::to_string(h.count()));
+        for (std::size_t i = 0; i < h.bounds().size(); ++i) m.histogram.bucket.push_back({cum[i], h.bounds()[i]});
+        m.histogram.bucket.push_back({h.count(), std::numeric_limits<double>::infinity()});
+        f.metric.push_back(std::move(m));
     }
-
-    std::string take() { return std::move(text_); }
+    std::vector<MetricFamily> take() { return std::move(families_); }
 
 private:
-    std::string text_;
+    std::vector<MetricFamily> families_;
 };
 
 }  // namespace
 
-std::string render_metrics(const MetricsSnapshot& s) {
-    Writer w;
-    w.family("coloc_build_info", "gauge", "Always 1; the version label says which coloc runs.");
-    w.sample("coloc_build_info", "version=\"" + label_value(s.version) + "\"", "1");
-    w.scalar("coloc_start_time_seconds", "gauge", "When colocd started, in seconds since the epoch.", s.start_time_s);
+std::vector<prometheus::MetricFamily> metric_families(const MetricsSnapshot& s) {
+    constexpr auto kCounter = MetricType::Counter;
+    constexpr auto kGauge = MetricType::Gauge;
+    Families w;
+    Families::sample(w.family("coloc_build_info", kGauge, "Always 1; the version label says which coloc runs."),
+                     {{"version", s.version}}, 1);
+    w.scalar("coloc_start_time_seconds", kGauge, "When colocd started, in seconds since the epoch.", s.start_time_s);
 
-    w.scalar("coloc_requests_total", "counter", "Requests received, answered or refused.", s.requests);
-    w.scalar("coloc_placements_total", "counter", "New placement decisions.", s.placements);
-    w.scalar("coloc_placements_reused_total", "counter", "Job steps answered from the job's earlier decision.",
+    w.scalar("coloc_requests_total", kCounter, "Requests received, answered or refused.", s.requests);
+    w.scalar("coloc_placements_total", kCounter, "New placement decisions.", s.placements);
+    w.scalar("coloc_placements_reused_total", kCounter, "Job steps answered from the job's earlier decision.",
              s.reused);
-    w.scalar("coloc_placements_adopted_total", "counter",
+    w.scalar("coloc_placements_adopted_total", kCounter,
              "Placements the plugin made alone while colocd was away, reported afterwards.", s.adopted);
-    w.scalar("coloc_jobs_ended_total", "counter", "Ended reports (one per job and node).", s.ended);
-    w.scalar("coloc_observations_total", "counter", "Measured iteration times the model learned from.", s.observations);
-    w.scalar("coloc_elapsed_jobs_used_total", "counter",
+    w.scalar("coloc_jobs_ended_total", kCounter, "Ended reports (one per job and node).", s.ended);
+    w.scalar("coloc_observations_total", kCounter, "Measured iteration times the model learned from.", s.observations);
+    w.scalar("coloc_elapsed_jobs_used_total", kCounter,
              "Ended jobs whose elapsed times the model learns pair delays from.", s.elapsed_used);
-    w.family("coloc_elapsed_jobs_left_out_total", "counter",
-             "Ended jobs left out of learning from elapsed times, by reason.");
-    for (const auto& [reason, n] : s.elapsed_left_out)
-        w.sample("coloc_elapsed_jobs_left_out_total", "reason=\"" + label_value(reason) + "\"", std::to_string(n));
-    w.scalar("coloc_elapsed_refits_total", "counter", "Refits of pair delays from ended jobs' elapsed times.",
+    MetricFamily& left_out = w.family("coloc_elapsed_jobs_left_out_total", kCounter,
+                                      "Ended jobs left out of learning from elapsed times, by reason.");
+    for (const auto& [reason, n] : s.elapsed_left_out) Families::sample(left_out, {{"reason", reason}}, n);
+    w.scalar("coloc_elapsed_refits_total", kCounter, "Refits of pair delays from ended jobs' elapsed times.",
              s.elapsed_refits);
-    w.family("coloc_requests_refused_total", "counter", "Error replies, by error code.");
-    for (const auto& [code, n] : s.refused_by_code)
-        w.sample("coloc_requests_refused_total", "code=\"" + label_value(code) + "\"", std::to_string(n));
-    w.scalar("coloc_auth_refused_total", "counter", "Requests refused for a missing or invalid munge credential.",
+    MetricFamily& refused = w.family("coloc_requests_refused_total", kCounter, "Error replies, by error code.");
+    for (const auto& [code, n] : s.refused_by_code) Families::sample(refused, {{"code", code}}, n);
+    w.scalar("coloc_auth_refused_total", kCounter, "Requests refused for a missing or invalid munge credential.",
              s.auth_refused);
 
-    w.scalar("coloc_running_jobs", "gauge", "Jobs colocd counts as running.", s.running_jobs);
-    w.scalar("coloc_gpu_slots_used", "gauge", "GPU slots held by running jobs.", s.slots_used);
-    w.scalar("coloc_gpu_slots", "gauge", "GPU slots on all nodes (GPUs times slots per GPU).", s.slots_total);
-    w.scalar("coloc_database_backlog", "gauge",
+    w.scalar("coloc_running_jobs", kGauge, "Jobs colocd counts as running.", s.running_jobs);
+    w.scalar("coloc_gpu_slots_used", kGauge, "GPU slots held by running jobs.", s.slots_used);
+    w.scalar("coloc_gpu_slots", kGauge, "GPU slots on all nodes (GPUs times slots per GPU).", s.slots_total);
+    w.scalar("coloc_database_backlog", kGauge,
              "History records queued because the database cannot be written, not yet stored.", s.database_backlog);
-    w.scalar("coloc_database_write_failures_total", "counter",
+    w.scalar("coloc_database_write_failures_total", kCounter,
              "Writes and retries that failed because the database could not be written (full, locked, read-only).",
              s.database_write_failures);
-    w.scalar("coloc_database_written_late_total", "counter", "Queued history records stored later.",
+    w.scalar("coloc_database_written_late_total", kCounter, "Queued history records stored later.",
              s.database_written_late);
 
-    w.family("coloc_request_duration_seconds", "histogram", "Time colocd took to answer a request, by op.");
-    for (const auto& [op, h] : s.request_seconds_by_op)
-        w.histogram("coloc_request_duration_seconds", "op=\"" + label_value(op) + "\"", h);
-    w.family("coloc_predicted_slowdown_ratio", "histogram",
-             "Predicted slowdown of each placed job (co-located time / solo time).");
-    w.histogram("coloc_predicted_slowdown_ratio", "", s.predicted_slowdown);
-    w.family("coloc_observed_slowdown_ratio", "histogram",
-             "Observed slowdown of jobs whose iteration times were reported (co-located / solo).");
-    w.histogram("coloc_observed_slowdown_ratio", "", s.observed_slowdown);
-    w.family("coloc_decision_duration_seconds", "histogram",
-             "Time the placement engine took for one place decision (without munge, I/O or the database).");
-    w.histogram("coloc_decision_duration_seconds", "", s.decision_seconds);
-    w.family("coloc_decision_cpu_seconds", "histogram",
-             "CPU time the placement engine used for one place decision (its own work, without the time "
-             "other threads held the core).");
-    w.histogram("coloc_decision_cpu_seconds", "", s.decision_cpu_seconds);
+    MetricFamily& requests = w.family("coloc_request_duration_seconds", MetricType::Histogram,
+                                      "Time colocd took to answer a request, by op.");
+    for (const auto& [op, h] : s.request_seconds_by_op) Families::histogram(requests, {{"op", op}}, h);
+    Families::histogram(w.family("coloc_predicted_slowdown_ratio", MetricType::Histogram,
+                                 "Predicted slowdown of each placed job (co-located time / solo time)."),
+                        {}, s.predicted_slowdown);
+    Families::histogram(w.family("coloc_observed_slowdown_ratio", MetricType::Histogram,
+                                 "Observed slowdown of jobs whose iteration times were reported (co-located / solo)."),
+                        {}, s.observed_slowdown);
+    Families::histogram(
+        w.family("coloc_decision_duration_seconds", MetricType::Histogram,
+                 "Time the placement engine took for one place decision (without munge, I/O or the database)."),
+        {}, s.decision_seconds);
+    Families::histogram(w.family("coloc_decision_cpu_seconds", MetricType::Histogram,
+                                 "CPU time the placement engine used for one place decision (its own work, without "
+                                 "the time other threads held the core)."),
+                        {}, s.decision_cpu_seconds);
     return w.take();
+}
+
+std::string render_metrics(const MetricsSnapshot& s) {
+    return prometheus::TextSerializer().Serialize(metric_families(s));
 }
 
 }  // namespace coloc::daemon

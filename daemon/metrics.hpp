@@ -1,17 +1,16 @@
-// colocd's metrics in the Prometheus text exposition format (version 0.0.4): what `colocctl
-// metrics` prints and what the HTTP endpoint serves. Pure: the caller fills a snapshot, the
-// renderer only formats it, so that both outputs are the same text.
+// colocd's metrics as Prometheus metric families, in the text exposition format (version
+// 0.0.4) prometheus-cpp writes: what `colocctl metrics` prints and what the HTTP endpoint
+// serves. Pure: the caller fills a snapshot, the families only carry it, so that both outputs
+// are the same text.
 #pragma once
 
+#include <prometheus/metric_family.h>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace coloc::daemon {
-
-// The Content-Type Prometheus expects for render_metrics' text.
-inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
 // A cumulative histogram with fixed upper bounds; +Inf is implied.
 class Histogram {
@@ -82,6 +81,7 @@ struct MetricsSnapshot {
     Histogram decision_cpu_seconds = decision_histogram();
 };
 
+std::vector<prometheus::MetricFamily> metric_families(const MetricsSnapshot& snapshot);
 std::string render_metrics(const MetricsSnapshot& snapshot);
 
 }  // namespace coloc::daemon

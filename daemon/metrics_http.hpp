@@ -1,59 +1,50 @@
-// A minimal HTTP/1.0 endpoint for Prometheus scrapes: GET (or HEAD) /metrics, 404 for any other
-// path, 405 for other methods, 400 for garbage or a request head over kMaxRequest bytes.
-// Single-threaded and non-blocking: colocd's main loop polls fd() beside its ZeroMQ socket and
-// calls serve() when it is readable (and at least every poll interval, to expire slow clients).
+// The HTTP endpoint for Prometheus scrapes: prometheus-cpp's Exposer serves GET /metrics from
+// its own threads. colocd's state belongs to its main loop, so a scrape does not read it: it asks
+// the main loop, which polls fd() beside its ZeroMQ socket and answers in serve().
 #pragma once
 
-#include <chrono>
-#include <cstddef>
 #include <functional>
-#include <map>
+#include <memory>
 #include <string>
+
+#include "daemon/metrics.hpp"
+
+namespace prometheus {
+class Collectable;
+class Exposer;
+}  // namespace prometheus
 
 namespace coloc::daemon {
 
+struct MetricsHandoff;
+
 class MetricsHttpServer {
 public:
-    using Clock = std::chrono::steady_clock;
-    using Render = std::function<std::string()>;  // the body of a 200 reply
+    using Snapshot = std::function<MetricsSnapshot()>;  // called on the thread that calls serve()
 
-    static constexpr std::size_t kMaxRequest = 8192;  // request line and headers
-    static constexpr std::size_t kMaxClients = 16;    // more are closed at once
-    static constexpr int kClientTimeoutMs = 5000;     // a whole exchange, from accept to close
+    // A scrape waits this long for the main loop; then it gets the last snapshot served.
+    static constexpr int kScrapeWaitMs = 5000;
 
     // Listens on `port` (0: any free port) of `bind_address` (an IPv4/IPv6 address or a host
     // name; "0.0.0.0" or "::" for all). Throws std::runtime_error naming both when it cannot.
-    MetricsHttpServer(int port, const std::string& bind_address, Render render);
+    MetricsHttpServer(int port, const std::string& bind_address, Snapshot snapshot);
     ~MetricsHttpServer();
     MetricsHttpServer(const MetricsHttpServer&) = delete;
     MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
 
-    // One descriptor (an epoll set) that is readable whenever serve() has work to do.
-    int fd() const { return epoll_fd_; }
+    // Readable while a scrape waits for serve().
+    int fd() const;
     // The port actually bound (useful with port 0).
     int port() const { return port_; }
-    // Does all work possible without blocking: accepts, reads, answers, closes, expires.
+    // Answers the scrapes waiting, without blocking.
     void serve();
 
 private:
-    struct Client {
-        std::string in;   // the request head so far
-        std::string out;  // the reply, once known
-        std::size_t sent = 0;
-        bool draining = false;  // reply sent: read until the peer closes, so it gets the reply
-        Clock::time_point deadline;
-    };
-    void accept_clients();
-    void on_client(int fd, Client& c);
-    void watch(int fd, unsigned events, bool add);
-    void close_client(int fd);
-    std::string respond(const std::string& head) const;
-
-    int listen_fd_ = -1;
-    int epoll_fd_ = -1;
+    std::shared_ptr<MetricsHandoff> handoff_;  // shared with the scrapes
+    Snapshot snapshot_;
+    std::shared_ptr<prometheus::Collectable> collectable_;
     int port_ = 0;
-    Render render_;
-    std::map<int, Client> clients_;
+    std::unique_ptr<prometheus::Exposer> exposer_;  // last: its threads stop before the rest goes
 };
 
 }  // namespace coloc::daemon

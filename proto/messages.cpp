@@ -15,7 +15,8 @@ const std::vector<std::string> kModesOrAuto = {kAutoMode, kModes[0], kModes[1], 
 }  // namespace
 
 json PlaceRequest::to_json() const {
-    json j = {{"op", op::kPlace}, {"job_id", job_id}, {"node", node}, {"mode", mode_name(mode)}, {"slots", slots}};
+    json j = {
+        {"op", op_name(Op::Place)}, {"job_id", job_id}, {"node", node}, {"mode", mode_name(mode)}, {"slots", slots}};
     if (job_uid >= 0) j["job_uid"] = job_uid;
     if (!partition.empty()) j["partition"] = partition;
     if (!job_name.empty()) j["job_name"] = job_name;
@@ -113,8 +114,8 @@ PlaceReply PlaceReply::from_json(const json& reply) {
 }
 
 json StartedReport::to_json() const {
-    json j = {{"op", op::kStarted},   {"job_id", job_id}, {"node", node},
-              {"decision", decision}, {"gpus", gpus},     {"time", time}};
+    json j = {{"op", op_name(Op::Started)}, {"job_id", job_id}, {"node", node},
+              {"decision", decision},       {"gpus", gpus},     {"time", time}};
     if (job_uid >= 0) j["job_uid"] = job_uid;
     return j;
 }
@@ -131,7 +132,7 @@ StartedReport StartedReport::from_json(const json& body) {
 }
 
 json EndedReport::to_json() const {
-    return {{"op", op::kEnded},           {"job_id", job_id},       {"node", node},
+    return {{"op", op_name(Op::Ended)},   {"job_id", job_id},       {"node", node},
             {"exit_status", exit_status}, {"elapsed_s", elapsed_s}, {"time", time}};
 }
 

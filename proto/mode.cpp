@@ -28,4 +28,12 @@ std::optional<GpuMode> parse_mode(std::string_view name) {
     return std::nullopt;
 }
 
+GpuMode decide_mode(const ModeInputs& in) {
+    if (in.asked) return *in.asked;
+    if (in.site) return *in.site;
+    if (in.slurm_named_gpus) return GpuMode::Narrow;
+    if (in.bind_slots) return GpuMode::Bind;
+    return in.otherwise;
+}
+
 }  // namespace coloc::proto

@@ -11,10 +11,36 @@
 #include <cstring>
 #include <filesystem>
 #include <thread>
+#include <utility>
 
 namespace coloc::spank {
 
 using json = nlohmann::json;
+
+namespace {
+
+constexpr std::pair<HoldingMode, proto::GpuMode> kHeldModes[] = {
+    {HoldingMode::Bind, proto::GpuMode::Bind},
+    {HoldingMode::Narrow, proto::GpuMode::Narrow},
+    {HoldingMode::Observe, proto::GpuMode::Observe},
+};
+constexpr const char* kNoneName = "none";
+
+}  // namespace
+
+const char* holding_mode_name(HoldingMode mode) {
+    for (const auto& [held, gpu_mode] : kHeldModes)
+        if (held == mode) return proto::mode_name(gpu_mode);
+    return kNoneName;
+}
+
+std::optional<HoldingMode> parse_holding_mode(std::string_view name) {
+    if (name == kNoneName) return HoldingMode::None;
+    if (const auto gpu_mode = proto::parse_mode(name))
+        for (const auto& [held, m] : kHeldModes)
+            if (m == *gpu_mode) return held;
+    return std::nullopt;
+}
 
 const Holding* NodeState::find(std::int64_t job_id) const {
     for (const auto& h : holdings)
@@ -25,7 +51,7 @@ const Holding* NodeState::find(std::int64_t job_id) const {
 std::vector<int> slot_use(const NodeState& state, int gpus) {
     std::vector<int> use(static_cast<std::size_t>(std::max(gpus, 0)), 0);
     for (const auto& h : state.holdings) {
-        if (h.mode != holding_mode::kBind || !h.active()) continue;
+        if (h.mode != HoldingMode::Bind || !h.active()) continue;
         for (int g : h.gpus)
             if (g >= 0 && g < gpus) ++use[static_cast<std::size_t>(g)];
     }
@@ -67,7 +93,12 @@ std::vector<proto::LocalPlacement> unreported(const NodeState& state) {
     for (const auto& h : state.holdings) {
         if (h.reported && h.active()) continue;
         if (out.size() == kMaxUnreported) break;
-        out.push_back({h.job_id, h.gpus, h.since, h.ended, h.exit_status, h.elapsed_s});
+        out.push_back({.job_id = h.job_id,
+                       .gpus = h.gpus,
+                       .since = h.since,
+                       .ended = h.ended,
+                       .exit_status = h.exit_status,
+                       .elapsed_s = h.elapsed_s});
     }
     return out;
 }
@@ -96,7 +127,7 @@ std::optional<Holding> end_job(NodeState& state, std::int64_t job_id, std::int64
     auto& v = state.holdings;
     auto it = std::find_if(v.begin(), v.end(), [&](const Holding& h) { return h.job_id == job_id && h.active(); });
     if (it == v.end()) return std::nullopt;
-    if (it->mode == holding_mode::kNone) {
+    if (it->mode == HoldingMode::None) {
         v.erase(it);
         return std::nullopt;
     }
@@ -121,8 +152,9 @@ std::optional<Holding> end_job(NodeState& state, std::int64_t job_id, std::int64
 json state_to_json(const NodeState& state) {
     json holdings = json::array();
     for (const auto& h : state.holdings) {
-        json e = {{"job_id", h.job_id},         {"mode", h.mode},         {"gpus", h.gpus},  {"decision", h.decision},
-                  {"keep_slurm", h.keep_slurm}, {"reported", h.reported}, {"since", h.since}};
+        json e = {{"job_id", h.job_id},     {"mode", holding_mode_name(h.mode)}, {"gpus", h.gpus},
+                  {"decision", h.decision}, {"keep_slurm", h.keep_slurm},        {"reported", h.reported},
+                  {"since", h.since}};
         if (!h.active()) {
             e["ended"] = h.ended;
             e["exit_status"] = h.exit_status;
@@ -145,7 +177,9 @@ NodeState state_from_json(const json& j, int& skipped) {
             try {
                 Holding h;
                 h.job_id = e.at("job_id").get<std::int64_t>();
-                h.mode = e.at("mode").get<std::string>();
+                const auto mode = parse_holding_mode(e.at("mode").get<std::string>());
+                if (!mode) throw std::runtime_error("bad mode");
+                h.mode = *mode;
                 h.gpus = e.at("gpus").get<std::vector<int>>();
                 h.decision = e.value("decision", std::int64_t{0});
                 h.keep_slurm = e.value("keep_slurm", false);

@@ -14,27 +14,34 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "proto/messages.hpp"
 
 namespace coloc::spank {
 
-namespace holding_mode {
-inline constexpr const char* kBind = "bind";        // holds one slot on each of its GPUs
-inline constexpr const char* kNarrow = "narrow";    // a subset of Slurm's gres/gpu GPUs
-inline constexpr const char* kObserve = "observe";  // Slurm's GPUs, recorded only
-inline constexpr const char* kNone = "none";        // the job asked for no GPU on this node
-}  // namespace holding_mode
+// What a job holds on this node. The record spells the modes as proto::mode_name does, and
+// None as "none".
+enum class HoldingMode {
+    None,     // the job asked for no GPU on this node
+    Bind,     // holds one slot on each of its GPUs
+    Narrow,   // a subset of Slurm's gres/gpu GPUs
+    Observe,  // Slurm's GPUs, recorded only
+};
+
+const char* holding_mode_name(HoldingMode mode);
+// nullopt for any other text.
+std::optional<HoldingMode> parse_holding_mode(std::string_view name);
 
 struct Holding {
     std::int64_t job_id = 0;
-    std::string mode;
-    std::vector<int> gpus;      // physical GPU indices
-    std::int64_t decision = 0;  // colocd's decision id; 0 = chosen here while colocd was away
-    bool keep_slurm = false;    // apply nothing: Slurm's own environment stays (narrow fallback)
-    bool reported = true;       // false: colocd has not heard of this placement yet
-    std::int64_t since = 0;     // epoch seconds of the placement, for `ended`'s elapsed time
+    HoldingMode mode = HoldingMode::None;
+    std::vector<int> gpus = {};  // physical GPU indices
+    std::int64_t decision = 0;   // colocd's decision id; 0 = chosen here while colocd was away
+    bool keep_slurm = false;     // apply nothing: Slurm's own environment stays (narrow fallback)
+    bool reported = true;        // false: colocd has not heard of this placement yet
+    std::int64_t since = 0;      // epoch seconds of the placement, for `ended`'s elapsed time
     // Set by the job's epilog. An ended holding stays only until colocd has heard of the end.
     std::int64_t ended = 0;  // epoch seconds; 0 = the job still runs here
     int exit_status = 0;

@@ -23,8 +23,8 @@ std::string label_of(const Holding& h) { return h.decision > 0 ? std::to_string(
 Outcome outcome_for(const Holding& h, const JobFacts& f) {
     Outcome o;
     o.decision = h.decision;
-    if (h.mode == holding_mode::kNone || h.keep_slurm) return o;
-    if (h.mode == holding_mode::kObserve) {
+    if (h.mode == HoldingMode::None || h.keep_slurm) return o;
+    if (h.mode == HoldingMode::Observe) {
         if (h.decision > 0) o.decision_label = label_of(h);
         o.gpus = f.slurm_gpus;
         return o;
@@ -66,14 +66,14 @@ Holding holding_from_reply(const proto::PlaceReply& r, const JobFacts& f, std::i
     h.since = now;
     h.reported = true;
     if (r.mode == proto::GpuMode::Observe) {
-        h.mode = holding_mode::kObserve;
+        h.mode = HoldingMode::Observe;
         h.gpus = f.slurm_gpus;
     } else if (!f.slurm_gpus.empty()) {
-        h.mode = holding_mode::kNarrow;
+        h.mode = HoldingMode::Narrow;
         h.gpus = r.gpus.empty() ? f.slurm_gpus : r.gpus;
         h.keep_slurm = r.gpus.empty();
     } else {
-        h.mode = r.gpus.empty() ? holding_mode::kNone : holding_mode::kBind;
+        h.mode = r.gpus.empty() ? HoldingMode::None : HoldingMode::Bind;
         h.gpus = r.gpus;
     }
     return h;
@@ -124,7 +124,7 @@ Holding keep_holding(const StateFile& state, bool lock_usable, std::vector<std::
 Holding settle_bind_reply(NodeState& s, const Holding& fresh, const PluginConfig& c, std::vector<int>& full) {
     full.clear();
     if (const Holding* h = s.find(fresh.job_id)) return *h;
-    if (fresh.mode == holding_mode::kBind && c.bind_fallback_possible())
+    if (fresh.mode == HoldingMode::Bind && c.bind_fallback_possible())
         full = full_gpus(s, fresh.gpus, c.gpus, c.slots_per_gpu);
     if (full.empty()) return record(s, fresh);
     Holding local = fresh;
@@ -223,7 +223,7 @@ std::string failure_text(const ExchangeMessage& x, const PluginConfig& c) {
 // No bind slots here (e.g. a CPU-only job): remembered so later steps ask nothing.
 void remember_none(const StateFile& state, bool state_ok, const JobFacts& facts, std::int64_t now) {
     if (!state_ok) return;
-    Holding none{facts.job_id, holding_mode::kNone, {}, 0, false, true, now};
+    const Holding none{.job_id = facts.job_id, .mode = HoldingMode::None, .since = now};
     try {
         state.update(kLockWaitMs, [&](NodeState& s) {
             record(s, none);
@@ -247,7 +247,7 @@ Holding choose_here(const PluginConfig& config, const JobFacts& facts, const Sta
                     const ExchangeMessage& lookup, std::int64_t now, const std::string& why,
                     std::vector<std::string>& notes) {
     const int want = std::min(lookup.slots > 0 ? lookup.slots : 1, config.gpus);
-    Holding local{facts.job_id, holding_mode::kBind, {}, 0, false, false, now};
+    Holding local{.job_id = facts.job_id, .mode = HoldingMode::Bind, .reported = false, .since = now};
     Holding used = local;
     std::string how;
     bool chosen = false;
@@ -300,171 +300,211 @@ Holding choose_here(const PluginConfig& config, const JobFacts& facts, const Sta
     return used;
 }
 
+// One step's placement as its stages pass it on. The stages add to `notes`, which place()
+// logs as one line whatever the exit; a stage with nothing to say clears them.
+struct Step {
+    const PluginConfig& config;
+    const UserOptions& options;
+    const JobFacts& facts;
+    const Services& services;
+    StageTimes& times;
+    const bool slurm_named;  // Slurm gave the step GPUs by index
+    const bool bindish;      // colocd (or the fallback) chooses the job's GPUs from its bind slots
+    const Clock::time_point t0 = Clock::now();
+    const Clock::time_point deadline = t0 + std::chrono::milliseconds(config.timeout_ms);
+    const StateFile state{config.state_dir, facts.node};
+    bool state_ok = true;
+    std::vector<std::string> notes = {};
+    std::vector<proto::LocalPlacement> to_report = {};  // local choices and ends colocd has not heard of
+};
+
+// The plugin's view of the step's mode: its own mode= and what Slurm gave the step (it knows
+// no site rules). Bind needs count-only slots, so a step Slurm named GPUs for is never bound.
+bool binds(const PluginConfig& config, bool slurm_named) {
+    const proto::GpuMode mode = proto::decide_mode(
+        {.asked = config.mode, .slurm_named_gpus = slurm_named, .bind_slots = !config.slot_gres.empty()});
+    return !slurm_named && mode == proto::GpuMode::Bind;
+}
+
+// A later step of a job already placed on this node reuses the job's decision: it reads the
+// node-local record and asks nothing. Otherwise notes what colocd has not heard of yet.
+std::optional<Holding> read_record(Step& s) {
+    std::optional<Holding> existing;
+    try {
+        std::string warning = s.state.update(kLockWaitMs, [&](NodeState& n) {
+            if (const Holding* h = n.find(s.facts.job_id))
+                existing = *h;
+            else
+                s.to_report = unreported(n);
+            return false;
+        });
+        if (!warning.empty()) s.notes.push_back(warning);
+    } catch (const StateError& e) {
+        s.state_ok = false;
+        s.notes.push_back(std::string("node-local state unusable: ") + e.what());
+    }
+    s.times.lock_ms = ms_since(s.t0);
+    return existing;
+}
+
 // A bind-mode job that said --coloc=off: Slurm's slot count, then a local choice; colocd hears
 // of it with the next request from this node, as of any local choice, so it counts those slots.
-Outcome opted_out(const PluginConfig& config, const JobFacts& facts, const Services& services, const StateFile& state,
-                  bool state_ok, Clock::time_point deadline, std::vector<std::string>& notes, StageTimes& times) {
-    times.path = "off";
-    const ExchangeMessage lookup = lookup_slots_bounded(config, facts, services, deadline, times);
-    const std::int64_t now = services.now();
-    if (lookup.skip) {
-        log_once(services, who(facts), notes);
+Outcome opted_out(Step& s) {
+    s.times.path = "off";
+    const ExchangeMessage lookup = lookup_slots_bounded(s.config, s.facts, s.services, s.deadline, s.times);
+    const std::int64_t now = s.services.now();
+    if (lookup.skip) return {};
+    const auto t0 = Clock::now();
+    const Holding used = choose_here(s.config, s.facts, s.state, s.state_ok, lookup, now, "--coloc=off", s.notes);
+    s.times.record_ms = ms_since(t0);
+    return reported_at_start(outcome_for(used, s.facts));
+}
+
+proto::PlaceRequest request_for(const Step& s) {
+    proto::PlaceRequest req;
+    req.job_id = s.facts.job_id;
+    req.job_uid = s.facts.uid;
+    req.node = s.facts.node;
+    req.partition = s.facts.partition;
+    req.job_name = s.facts.job_name.substr(0, 200);
+    req.profile = s.options.profile;
+    req.mode = s.config.mode;
+    req.slurm_gpus = s.facts.slurm_gpus;
+    if (s.bindish) req.slots_gres = s.config.slot_gres;  // colocd reads the count from Slurm
+    req.job_nodes = s.facts.job_nodes;
+    req.unreported = s.to_report;
+    return req;
+}
+
+// colocd's usable reply, recorded under the node lock and applied (unless the record shows one
+// of its GPUs full: then GPUs chosen here).
+Outcome apply_reply(Step& s, const proto::PlaceReply& reply, const proto::PlaceRequest& req, std::int64_t now) {
+    const auto t_record = Clock::now();
+    const Holding fresh = holding_from_reply(reply, s.facts, now);
+    std::vector<int> full;
+    const Holding used = keep_holding(s.state, s.state_ok, s.notes, [&](NodeState& n) {
+        Holding h = settle_bind_reply(n, fresh, s.config, full);
+        mark_reported(n, req.unreported);
+        return h;
+    });
+    s.times.record_ms = ms_since(t_record);
+    Outcome o = outcome_for(used, s.facts);
+    const bool colocds = used.decision == fresh.decision && fresh.decision > 0;
+    const bool moved = !full.empty() && used.decision == 0;
+    o.report_started = colocds || moved;
+    if (colocds) {
+        o.phase_offset_s = reply.phase_offset_s;
+        o.phase_period_s = reply.phase_period_s;
+    }
+    if (moved) {
+        s.times.path = "moved";
+        s.notes.insert(s.notes.begin(), "colocd's GPUs " + proto::gpu_list(fresh.gpus) + " (decision " +
+                                            std::to_string(fresh.decision) + "): GPU " + proto::gpu_list(full) +
+                                            " full in the node-local record; GPUs " + proto::gpu_list(used.gpus) +
+                                            " chosen locally");
+    }
+    o.profile_unknown = reply.profile_unknown;
+    if (o.report_started && o.gpus.empty()) o.gpus = used.gpus;
+    return o;
+}
+
+// Fail open: Slurm's GPUs where it named some, else (bind) a local choice where the plugstack
+// arguments allow one. How long the launch waited is part of the line: admins (and the tests)
+// check it against the deadline.
+Outcome fall_back(Step& s, const std::string& failure, std::int64_t now) {
+    s.times.path = "fallback";
+    auto why = [&] {  // read as the line is made: a local choice's includes the slot lookup
+        return failure + "; fell back after " +
+               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - s.t0).count()) +
+               " ms";
+    };
+    if (s.slurm_named) {
+        s.notes.insert(s.notes.begin(), why() + "; keeping Slurm's GPUs " + proto::gpu_list(s.facts.slurm_gpus));
+        const Holding keep{
+            .job_id = s.facts.job_id,
+            .mode = s.config.mode == proto::GpuMode::Observe ? HoldingMode::Observe : HoldingMode::Narrow,
+            .gpus = s.facts.slurm_gpus,
+            .keep_slurm = true,
+            .reported = false,
+            .since = now};
+        keep_holding(s.state, s.state_ok, s.notes, [&](NodeState& n) { return record(n, keep); });
         return {};
     }
-    const auto t0 = Clock::now();
-    const Holding used = choose_here(config, facts, state, state_ok, lookup, now, "--coloc=off", notes);
-    times.record_ms = ms_since(t0);
-    log_once(services, who(facts), notes);
-    return reported_at_start(outcome_for(used, facts));
+    if (s.config.mode == proto::GpuMode::Observe || !s.bindish) {
+        s.notes.insert(s.notes.begin(), why());
+        return {};
+    }
+    if (!s.config.bind_fallback_possible()) {
+        s.notes.insert(s.notes.begin(), why() +
+                                            "; no GPU chosen (plugstack arguments gpus= and slots_per_gpu= "
+                                            "are needed for a local choice)");
+        return {};
+    }
+    // Choosing alone needs Slurm's slot count: asked here, within the deadline or, when colocd
+    // used all of it, kFallbackLookupMs more.
+    const auto lookup_deadline = std::max(s.deadline, Clock::now() + std::chrono::milliseconds(kFallbackLookupMs));
+    const ExchangeMessage lookup = lookup_slots_bounded(s.config, s.facts, s.services, lookup_deadline, s.times);
+    if (lookup.skip) {  // no bind slots here: nothing to place, nothing to say
+        remember_none(s.state, s.state_ok, s.facts, now);
+        s.notes.clear();
+        return {};
+    }
+    const auto t_record = Clock::now();
+    Outcome o = reported_at_start(
+        outcome_for(choose_here(s.config, s.facts, s.state, s.state_ok, lookup, now, why(), s.notes), s.facts));
+    s.times.record_ms = ms_since(t_record);
+    return o;
+}
+
+// The stages of one step's placement, in order; each exit leaves its line in s.notes.
+Outcome place_stages(Step& s) {
+    if (const std::optional<Holding> existing = read_record(s)) {
+        s.times.path = "reuse";
+        return outcome_for(*existing, s.facts);
+    }
+    if (s.config.mode == proto::GpuMode::Narrow && !s.slurm_named) {  // nothing to narrow
+        s.notes.clear();
+        return {};
+    }
+    if (s.options.off) return opted_out(s);
+
+    const proto::PlaceRequest req = request_for(s);
+    s.times.path = "colocd";
+    const ExchangeMessage x = ask_colocd(s.config, s.services, req, s.deadline, s.times);
+    const std::int64_t now = s.services.now();
+    if (!x.reply) return fall_back(s, failure_text(x, s.config), now);
+    if (s.bindish && x.reply->slots == 0 && x.reply->decision == 0) {  // no bind slots here
+        remember_none(s.state, s.state_ok, s.facts, now);
+        return {};
+    }
+    const std::string bad = check_reply(*x.reply, s.facts, s.config, std::max(x.reply->slots, 0));
+    if (!bad.empty()) return fall_back(s, "colocd's reply is unusable: " + bad, now);
+    return apply_reply(s, *x.reply, req, now);
 }
 
 Outcome place(const PluginConfig& config, const UserOptions& options, const JobFacts& facts, const Services& services,
               StageTimes& times) {
     const bool slurm_named = !facts.slurm_gpus.empty();
-    const bool bindish = !slurm_named && (!config.mode || config.mode == proto::GpuMode::Bind);
+    const bool bindish = binds(config, slurm_named);
     // Opted out of colocd's choice, not out of GPUs: in bind mode Slurm names none, so such a
-    // job still gets GPUs of its own slots, chosen as the fallback chooses them (below).
+    // job still gets GPUs of its own slots, chosen as the fallback chooses them.
     if (options.off && (!bindish || !config.bind_fallback_possible())) return {};
-    const auto t0 = Clock::now();
-    const auto deadline = t0 + std::chrono::milliseconds(config.timeout_ms);
-    std::vector<std::string> notes;
-    const StateFile state(config.state_dir, facts.node);
-    bool state_ok = true;
-
-    // A later step of a job already placed on this node reuses the job's decision: it reads the
-    // node-local record and asks nothing.
-    std::optional<Holding> existing;
-    std::vector<proto::LocalPlacement> to_report;
-    try {
-        std::string warning = state.update(kLockWaitMs, [&](NodeState& s) {
-            if (const Holding* h = s.find(facts.job_id))
-                existing = *h;
-            else
-                to_report = unreported(s);
-            return false;
-        });
-        if (!warning.empty()) notes.push_back(warning);
-    } catch (const StateError& e) {
-        state_ok = false;
-        notes.push_back(std::string("node-local state unusable: ") + e.what());
-    }
-    times.lock_ms = ms_since(t0);
-    if (existing) {
-        times.path = "reuse";
-        log_once(services, who(facts), notes);
-        return outcome_for(*existing, facts);
-    }
-
-    if (config.mode == proto::GpuMode::Narrow && !slurm_named) return {};  // nothing to narrow
-    if (options.off) return opted_out(config, facts, services, state, state_ok, deadline, notes, times);
-
-    proto::PlaceRequest req;
-    req.job_id = facts.job_id;
-    req.job_uid = facts.uid;
-    req.node = facts.node;
-    req.partition = facts.partition;
-    req.job_name = facts.job_name.substr(0, 200);
-    req.profile = options.profile;
-    req.mode = config.mode;
-    req.slurm_gpus = facts.slurm_gpus;
-    if (bindish) req.slots_gres = config.slot_gres;  // colocd reads the count from Slurm
-    req.job_nodes = facts.job_nodes;
-    req.unreported = to_report;
-
-    times.path = "colocd";
-    const ExchangeMessage x = ask_colocd(config, services, req, deadline, times);
-    const std::int64_t now = services.now();
-
-    std::string failure;
-    if (x.reply) {
-        const proto::PlaceReply& reply = *x.reply;
-        if (bindish && reply.slots == 0 && reply.decision == 0) {
-            remember_none(state, state_ok, facts, now);
-            log_once(services, who(facts), notes);
-            return {};
-        }
-        std::string bad = check_reply(reply, facts, config, std::max(reply.slots, 0));
-        if (bad.empty()) {
-            const auto t_record = Clock::now();
-            const Holding fresh = holding_from_reply(reply, facts, now);
-            std::vector<int> full;
-            const Holding used = keep_holding(state, state_ok, notes, [&](NodeState& s) {
-                Holding h = settle_bind_reply(s, fresh, config, full);
-                mark_reported(s, req.unreported);
-                return h;
-            });
-            times.record_ms = ms_since(t_record);
-            Outcome o = outcome_for(used, facts);
-            const bool colocds = used.decision == fresh.decision && fresh.decision > 0;
-            const bool moved = !full.empty() && used.decision == 0;
-            o.report_started = colocds || moved;
-            if (colocds) {
-                o.phase_offset_s = reply.phase_offset_s;
-                o.phase_period_s = reply.phase_period_s;
-            }
-            if (moved) {
-                times.path = "moved";
-                notes.insert(notes.begin(), "colocd's GPUs " + proto::gpu_list(fresh.gpus) + " (decision " +
-                                                std::to_string(fresh.decision) + "): GPU " + proto::gpu_list(full) +
-                                                " full in the node-local record; GPUs " + proto::gpu_list(used.gpus) +
-                                                " chosen locally");
-            }
-            o.profile_unknown = reply.profile_unknown;
-            if (o.report_started && o.gpus.empty()) o.gpus = used.gpus;
-            log_once(services, who(facts), notes);
-            return o;
-        }
-        failure = "colocd's reply is unusable: " + bad;
-    } else {
-        failure = failure_text(x, config);
-    }
-
-    // Fail open. How long the launch waited is part of the line: admins (and the tests) check
-    // it against the deadline.
-    times.path = "fallback";
-    auto waited = [&] {
-        return "; fell back after " +
-               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()) + " ms";
-    };
-    Outcome o;
-    if (slurm_named) {
-        notes.insert(notes.begin(), failure + waited() + "; keeping Slurm's GPUs " + proto::gpu_list(facts.slurm_gpus));
-        Holding keep{facts.job_id,
-                     config.mode == proto::GpuMode::Observe ? holding_mode::kObserve : holding_mode::kNarrow,
-                     facts.slurm_gpus,
-                     0,
-                     true,
-                     false,
-                     now};
-        keep_holding(state, state_ok, notes, [&](NodeState& s) { return record(s, keep); });
-    } else if (config.mode == proto::GpuMode::Observe || !bindish) {
-        notes.insert(notes.begin(), failure + waited());
-    } else if (!config.bind_fallback_possible()) {
-        notes.insert(notes.begin(), failure + waited() +
-                                        "; no GPU chosen (plugstack arguments gpus= and slots_per_gpu= "
-                                        "are needed for a local choice)");
-    } else {
-        // Choosing alone needs Slurm's slot count: asked here, within the deadline or, when
-        // colocd used all of it, kFallbackLookupMs more.
-        const auto lookup_deadline = std::max(deadline, Clock::now() + std::chrono::milliseconds(kFallbackLookupMs));
-        const ExchangeMessage lookup = lookup_slots_bounded(config, facts, services, lookup_deadline, times);
-        if (lookup.skip) {  // no bind slots here: nothing to place, nothing to say
-            remember_none(state, state_ok, facts, now);
-            return {};
-        }
-        const auto t_record = Clock::now();
-        o = reported_at_start(
-            outcome_for(choose_here(config, facts, state, state_ok, lookup, now, failure + waited(), notes), facts));
-        times.record_ms = ms_since(t_record);
-    }
-    log_once(services, who(facts), notes);
+    Step step{.config = config,
+              .options = options,
+              .facts = facts,
+              .services = services,
+              .times = times,
+              .slurm_named = slurm_named,
+              .bindish = bindish};
+    Outcome o = place_stages(step);
+    log_once(services, who(facts), step.notes);
     return o;
 }
 
 }  // namespace
 
-Outcome place_step(const PluginConfig& config, const UserOptions& options, const JobFacts& facts,
-                   const Services& services) {
+Outcome choose_step_gpus(const PluginConfig& config, const UserOptions& options, const JobFacts& facts,
+                         const Services& services) {
     StageTimes times;
     const auto t0 = Clock::now();
     Outcome o;

@@ -36,7 +36,7 @@ struct StageTimes {
     double munge_ms = -1;       // the request's credential
     double call_ms = -1;        // the round trip to colocd, less the credential
     double record_ms = -1;      // recording the holding under the lock
-    double place_ms = -1;       // the whole of place_step
+    double place_ms = -1;       // the whole of choose_step_gpus
 };
 
 // What slurm_spank_task_init applies and slurm_spank_task_post_fork reports.
@@ -81,8 +81,8 @@ inline constexpr int kFallbackLookupMs = 60;
 inline constexpr int kLocalReportMs = 2000;
 
 // Runs in slurm_spank_init_post_opt. Never throws; logs at most one line.
-Outcome place_step(const PluginConfig& config, const UserOptions& options, const JobFacts& facts,
-                   const Services& services);
+Outcome choose_step_gpus(const PluginConfig& config, const UserOptions& options, const JobFacts& facts,
+                         const Services& services);
 
 // Runs once the step's first task is forked; sends the report from a detached child and
 // returns at once. Never throws; logs at most one line.

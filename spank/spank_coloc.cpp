@@ -153,7 +153,7 @@ void init_post_opt(spank_t sp) {
         log_line("job " + std::to_string(p.facts.job_id) + ": SLURMD_NODENAME is not set; not placing");
         return;
     }
-    p.outcome = place_step(p.config, p.options, p.facts, production_services());
+    p.outcome = choose_step_gpus(p.config, p.options, p.facts, production_services());
 }
 
 void task_init(spank_t sp) {

@@ -1,6 +1,7 @@
 """The Python client (client/coloc_report.py): bounded sends, aggregation, and a round trip to a
 colocd this test starts. `make client-test` runs it beside a private munged (tests/unit-run)."""
 
+import importlib.util
 import os
 import shutil
 import socket
@@ -112,61 +113,106 @@ class Aggregation(unittest.TestCase):
         self.assertEqual(coloc_report.settings_from_env({"SLURM_JOB_ID": "123"}), (None, ""))
 
 
+def load_module(library):
+    """A fresh copy of the module as a job would import it, with COLOC_REPORT_LIBRARY=library."""
+    saved = os.environ.get("COLOC_REPORT_LIBRARY")
+    os.environ["COLOC_REPORT_LIBRARY"] = library
+    try:
+        spec = importlib.util.spec_from_file_location("coloc_report_copy", os.path.join(ROOT, "client", "coloc_report.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        if saved is None:
+            del os.environ["COLOC_REPORT_LIBRARY"]
+        else:
+            os.environ["COLOC_REPORT_LIBRARY"] = saved
+
+
 @unittest.skipUnless(os.environ.get("COLOC_MUNGE_SOCKET") and os.path.exists(os.path.join(BUILD, "colocd")),
                      "needs build/colocd and a private munged (make client-test)")
-class RoundTrip(Scratch):
-    def test_an_iteration_time_reaches_colocds_model(self):
-        munge = os.environ["COLOC_MUNGE_SOCKET"]
-        endpoint = "ipc://" + os.path.join(self.dir, "colocd.sock")
-        conf = os.path.join(self.dir, "colocd.yaml")
+class RoundTrip(unittest.TestCase):
+    """Both ways of the module (the C library through ctypes, its own wire code) against one colocd."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="coloc-client-")
+        cls.addClassCleanup(shutil.rmtree, cls.dir, True)
+        cls.munge = os.environ["COLOC_MUNGE_SOCKET"]
+        cls.endpoint = "ipc://" + os.path.join(cls.dir, "colocd.sock")
+        conf = os.path.join(cls.dir, "colocd.yaml")
         with open(conf, "w") as f:
             f.write('listen: ["%s"]\ndatabase: %s\nmunge_socket: %s\npidfile: %s\n'
                     'node_types: { quad: { gpus: 4, slots_per_gpu: 2 } }\nnodes: [ { names: "n1", type: quad } ]\n'
-                    % (endpoint, os.path.join(self.dir, "coloc.db"), munge, os.path.join(self.dir, "colocd.pid")))
-        log = open(os.path.join(self.dir, "colocd.log"), "w")
-        self.addCleanup(log.close)
+                    % (cls.endpoint, os.path.join(cls.dir, "coloc.db"), cls.munge, os.path.join(cls.dir, "colocd.pid")))
+        log = open(os.path.join(cls.dir, "colocd.log"), "w")
+        cls.addClassCleanup(log.close)
         colocd = subprocess.Popen([os.path.join(BUILD, "colocd"), "-f", "-c", conf], stdout=log, stderr=log)
 
         def stop():
             colocd.terminate()
             colocd.wait(10)
-        self.addCleanup(stop)
+        cls.addClassCleanup(stop)
         deadline = time.monotonic() + 10
         while True:
             try:
-                coloc_report.call(endpoint, {"op": "status"}, munge, 1000)
+                coloc_report.call(cls.endpoint, {"op": "status"}, cls.munge, 1000)
                 break
             except coloc_report.ReportError:
                 if time.monotonic() > deadline or colocd.poll() is not None:
-                    with open(os.path.join(self.dir, "colocd.log")) as f:
-                        self.fail("colocd did not start: " + f.read())
+                    with open(os.path.join(cls.dir, "colocd.log")) as f:
+                        raise AssertionError("colocd did not start: " + f.read())
                 time.sleep(0.1)
-        placed = coloc_report.call(endpoint, {"op": "place", "job_id": 1, "node": "n1", "slots": 1, "mode": "bind"},
-                                   munge, 5000)
-        self.assertTrue(placed["ok"])
 
-        env = {"SLURM_JOB_ID": "1", "COLOC_DECISION": str(placed["decision"]), "COLOC_ENDPOINT": endpoint,
+    def observations(self):
+        return coloc_report.call(self.endpoint, {"op": "status"}, self.munge, 5000)["status"]["observations"]
+
+    def report_iterations(self, module, job_id):
+        """Places job `job_id` and reports two iterations through `module` as the job would; returns
+        the module's own Reporter (None with the library)."""
+        placed = coloc_report.call(self.endpoint, {"op": "place", "job_id": job_id, "node": "n1", "slots": 1,
+                                                   "mode": "bind"}, self.munge, 5000)
+        self.assertTrue(placed["ok"])
+        env = {"SLURM_JOB_ID": str(job_id), "COLOC_DECISION": str(placed["decision"]), "COLOC_ENDPOINT": self.endpoint,
                "SLURMD_NODENAME": "n1", "COLOC_REPORT_INTERVAL_S": "0", "COLOC_REPORT_TIMEOUT_MS": "5000"}
         saved = dict(os.environ)
         os.environ.update(env)
         try:
-            self.assertTrue(coloc_report.init())
+            self.assertTrue(module.init())
             t0 = time.monotonic()
-            coloc_report.iteration(0.3)
-            coloc_report.iteration(0.5)
+            module.iteration(0.3)
+            module.iteration(0.5)
             self.assertLess(time.monotonic() - t0, 0.05)  # the send happens on the module's thread
-            r = coloc_report._reporter
-            coloc_report.close()
+            r = module._reporter
+            module.close()
         finally:
             os.environ.clear()
             os.environ.update(saved)
+        return r
+
+    def test_an_iteration_time_reaches_colocds_model_through_the_python_client(self):
+        module = load_module("none")
+        self.assertEqual(module.backend(), "python")
+        before = self.observations()
+        r = self.report_iterations(module, 1)
         self.assertGreaterEqual(r.sent, 1)
         self.assertEqual(r.failed, 0)
-        status = coloc_report.call(endpoint, {"op": "status"}, munge, 5000)
-        self.assertGreaterEqual(status["status"]["observations"], 1)
+        self.assertGreaterEqual(self.observations(), before + 1)
         with self.assertRaises(coloc_report.ReportError) as e:
-            coloc_report.call(endpoint, {"op": "observe", "job_id": 99, "iter_time_s": 1.0}, munge, 5000)
+            coloc_report.call(self.endpoint, {"op": "observe", "job_id": 99, "iter_time_s": 1.0}, self.munge, 5000)
         self.assertEqual(e.exception.code, "not_found")
+
+    def test_an_iteration_time_reaches_colocds_model_through_the_c_library(self):
+        library = os.path.join(BUILD, "libcoloc_report.so")
+        self.assertTrue(os.path.exists(library), library + " is not built")
+        module = load_module(library)
+        self.assertEqual(module.backend(), "library")
+        before = self.observations()
+        self.assertIsNone(self.report_iterations(module, 2))
+        self.assertGreaterEqual(self.observations(), before + 1)
+
+    def test_a_library_that_cannot_be_loaded_leaves_the_python_client(self):
+        self.assertEqual(load_module(os.path.join(self.dir, "absent", "libcoloc_report.so")).backend(), "python")
 
 
 if __name__ == "__main__":

@@ -103,7 +103,7 @@ TEST_CASE("Gavel table files: the header, the field count and the numbers are ch
     CHECK_THROWS_WITH(parse_gavel_pairs_csv(pairs, "p.csv"), "p.csv:2: expected a non-negative number, got '-1'");
 }
 
-TEST_CASE("data/gavel/measurements.csv is Gavel's JSON in ../shared as bench/gavel-convert writes it") {
+TEST_CASE("data/gavel/measurements.csv holds the rows model::io converts from Gavel's JSON in ../shared") {
     const std::string json = coloc::test::shared_path("data/gavel/simulation_throughputs.json");
     const bool found = std::ifstream(json).is_open();
     REQUIRE_MESSAGE(found, json << " not found: put the public datasets in ../shared beside the clone, or name "

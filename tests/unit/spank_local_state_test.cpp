@@ -17,7 +17,12 @@ using namespace coloc::spank;
 namespace {
 
 Holding bind_holding(std::int64_t job, std::vector<int> gpus, bool reported = true) {
-    return Holding{job, holding_mode::kBind, std::move(gpus), reported ? job * 10 : 0, false, reported, 1000 + job};
+    return Holding{.job_id = job,
+                   .mode = HoldingMode::Bind,
+                   .gpus = std::move(gpus),
+                   .decision = reported ? job * 10 : 0,
+                   .reported = reported,
+                   .since = 1000 + job};
 }
 
 struct ScratchDir {
@@ -109,8 +114,8 @@ TEST_CASE("spank: the local choice never goes above the slots in random arrivals
 
 TEST_CASE("spank: narrow and no-GPU holdings take no bind slot") {
     NodeState s;
-    s.holdings.push_back(Holding{1, holding_mode::kNarrow, {0, 1}, 5, false, true, 0});
-    s.holdings.push_back(Holding{2, holding_mode::kNone, {}, 0, false, true, 0});
+    s.holdings.push_back(Holding{.job_id = 1, .mode = HoldingMode::Narrow, .gpus = {0, 1}, .decision = 5});
+    s.holdings.push_back(Holding{.job_id = 2, .mode = HoldingMode::None});
     CHECK(slot_use(s, 2) == std::vector<int>{0, 0});
 }
 
@@ -169,7 +174,7 @@ TEST_CASE("spank: a job's end frees its slots and waits as unreported until colo
 
 TEST_CASE("spank: a job that held no GPU here ends without a trace") {
     NodeState s;
-    record(s, Holding{4, holding_mode::kNone, {}, 0, false, true, 10});
+    record(s, Holding{.job_id = 4, .mode = HoldingMode::None, .since = 10});
     CHECK_FALSE(end_job(s, 4, 20, 0));
     CHECK(s.holdings.empty());
 }
@@ -197,7 +202,13 @@ TEST_CASE("spank: undelivered ends are kept up to a limit, oldest dropped first"
 TEST_CASE("spank: the state survives a JSON round trip; unreadable entries are skipped") {
     NodeState s;
     record(s, bind_holding(1, {0, 1}, false));
-    record(s, Holding{2, holding_mode::kNarrow, {3}, 9, true, false, 50});
+    record(s, Holding{.job_id = 2,
+                      .mode = HoldingMode::Narrow,
+                      .gpus = {3},
+                      .decision = 9,
+                      .keep_slurm = true,
+                      .reported = false,
+                      .since = 50});
     record(s, bind_holding(5, {2}, true));
     end_job(s, 5, 1100, 1);
     int skipped = -1;
@@ -218,6 +229,36 @@ TEST_CASE("spank: the state survives a JSON round trip; unreadable entries are s
     back = state_from_json(j, skipped);
     CHECK(skipped == 2);
     CHECK(back.holdings.size() == 3);
+}
+
+TEST_CASE("spank: holding modes keep their names in the record; an unknown one skips the entry") {
+    const std::pair<HoldingMode, const char*> names[] = {{HoldingMode::None, "none"},
+                                                         {HoldingMode::Bind, "bind"},
+                                                         {HoldingMode::Narrow, "narrow"},
+                                                         {HoldingMode::Observe, "observe"}};
+    for (const auto& [mode, name] : names) {
+        CAPTURE(name);
+        CHECK(std::string(holding_mode_name(mode)) == name);
+        CHECK(parse_holding_mode(name) == mode);
+        NodeState s;
+        record(s, Holding{.job_id = 3, .mode = mode});
+        const nlohmann::json j = state_to_json(s);
+        CHECK(j["holdings"][0]["mode"] == name);
+        int skipped = -1;
+        const NodeState back = state_from_json(j, skipped);
+        CHECK(skipped == 0);
+        REQUIRE(back.holdings.size() == 1);
+        CHECK(back.holdings[0].mode == mode);
+    }
+    CHECK_FALSE(parse_holding_mode("auto").has_value());
+    CHECK_FALSE(parse_holding_mode("").has_value());
+    NodeState s;
+    record(s, bind_holding(1, {0}));
+    nlohmann::json j = state_to_json(s);
+    j["holdings"][0]["mode"] = "spread";
+    int skipped = -1;
+    CHECK(state_from_json(j, skipped).holdings.empty());
+    CHECK(skipped == 1);
 }
 
 TEST_CASE("spank: the state file persists per node, and a corrupt one starts afresh with a warning") {

@@ -84,7 +84,7 @@ struct World {
         return out;
     }
 
-    Outcome place(const JobFacts& f, UserOptions o = {}) { return place_step(config, o, f, services()); }
+    Outcome place(const JobFacts& f, UserOptions o = {}) { return choose_step_gpus(config, o, f, services()); }
 };
 
 JobFacts bind_job(std::int64_t id, const std::string& node = "n1") {
@@ -225,7 +225,7 @@ TEST_CASE("spank: a frozen colocd costs the deadline, and a local choice at most
                          "colocd did not answer within " + std::to_string(options.timeout_ms) + " ms");
     };
     auto t0 = std::chrono::steady_clock::now();
-    Outcome o = place_step(w.config, {}, bind_job(5), s);
+    Outcome o = choose_step_gpus(w.config, {}, bind_job(5), s);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
     CHECK(budget > 0);
     CHECK(budget <= 200 - kReplyMarginMs);
@@ -249,7 +249,7 @@ TEST_CASE("spank: a stalled slot lookup (colocd away) also ends at the deadline,
         return 3;
     };
     auto t0 = std::chrono::steady_clock::now();
-    Outcome o = place_step(w.config, {}, bind_job(5), s);
+    Outcome o = choose_step_gpus(w.config, {}, bind_job(5), s);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
     CHECK(ms < 100 + 150);
     CHECK(o.visible_devices == "0");
@@ -293,7 +293,7 @@ TEST_CASE("spank: a crash of the slot lookup is a fallback on one slot, not a cr
         ::raise(SIGTERM);
         return 2;
     };
-    Outcome o = place_step(w.config, {}, bind_job(5), s);
+    Outcome o = choose_step_gpus(w.config, {}, bind_job(5), s);
     CHECK(o.decision_label == "local");
     CHECK(o.gpus.size() == 1);
     REQUIRE(w.logs.size() == 1);
