@@ -7,20 +7,22 @@
 // GPU, NVLink pairs, 16 nodes per leaf link), placed by the coloc policy with coloc's model on
 // Gavel's job types (drawn per job, seeded); how fast jobs run is Gavel's measured V100 pairs
 // (built in), as in bench/replay-quality. One core (the process pins itself to one).
-// Targets: 1,000,000 jobs in under 60 s and under 2 GB peak memory, and the time for 1,000,000
-// jobs under 12 times that for 100,000 (the cost grows about linearly; the first 100,000 jobs
+// Targets: 1,000,000 jobs in under 60 s and under 2 GB peak memory at a load where the mean wait
+// is at least 10 minutes, and the time for 1,000,000 jobs at most 12 times that for 100,000 (the cost grows about linearly; the first 100,000 jobs
 // include the cluster filling up, which is cheaper than the steady state most of the 1,000,000
 // see). Times are CPU seconds of preparation (profiles, workload) plus replay, the fastest of a
 // few runs (one at 1M once it is well past the target, and that one stopped at 5 times the
 // target: its time and ratio are then lower bounds); the trace generation is shown apart, and
-// the wall time of the whole bench at the end.
-// The judged runs must queue (mean wait above 0). Shown but not judged: 100,000 jobs at 70 %
+// the wall time of the whole bench at the end. The time for 3,300,000 jobs (a site's six months)
+// is extrapolated from the two, growing as it grew from 100,000 to 1,000,000.
+// The judged runs must queue: the mean wait at least kMinWait. Shown but not judged: 100,000 jobs at 70 %
 // without a cycle (before the sharing rule held jobs back, none waited there).
 #include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -38,6 +40,8 @@ namespace {
 constexpr double kMaxSeconds = 60;
 constexpr double kMaxPeakGb = 2;
 constexpr double kMaxRatio = 12;
+constexpr double kMinWait = 600;      // the judged runs' mean wait (seconds): the queue is deep
+constexpr double kSiteJobs = 3.3e6;   // a site's six months, extrapolated
 constexpr double kOffered = 0.9;      // mean offered load of the judged runs: jobs queue
 constexpr double kSwing = 0.5;        // their daily cycle: peak arrivals 1.5x the mean
 constexpr double kIdleOffered = 0.7;  // shown, not judged: a lower load without a cycle
@@ -183,17 +187,22 @@ int main() {
     const char* at_least = big.stopped_at > 0 ? "over " : "";
     std::printf(
         "1M: %s%.1f s (target < %.0f s), peak memory %.2f GB (target < %.0f GB), 1M/100k time ratio %s%.1f "
-        "(target < %.0f)\n",
+        "(target <= %.0f)\n",
         at_least, big_s, kMaxSeconds, peak, kMaxPeakGb, at_least, ratio, kMaxRatio);
+    // t(n) = t(1M) (n / 1M)^k, with k from the growth between 100k and 1M.
+    const double growth = std::log10(std::max(ratio, 1.0));
+    std::printf("3.3M jobs: %s%.0f s extrapolated (1M's time x 3.3^%.2f)\n", at_least,
+                big_s * std::pow(kSiteJobs / 1e6, growth), growth);
     std::string missed;
     auto miss = [&](const std::string& what) { missed += (missed.empty() ? "" : ", ") + what; };
     if (big_s >= kMaxSeconds)
         miss("1M jobs took " + std::string(at_least) + std::to_string(static_cast<int>(big_s)) + " s" +
              (big.stopped_at > 0 ? " (stopped with " + std::to_string(big.stopped_at) + " finished)" : ""));
     if (peak >= kMaxPeakGb) miss("peak memory " + std::to_string(peak) + " GB");
-    if (ratio >= kMaxRatio) miss("1M/100k ratio " + std::string(at_least) + std::to_string(ratio));
-    if (!(small.summary.mean_wait > 0 && (big.stopped_at > 0 || big.summary.mean_wait > 0)))
-        miss("the judged runs did not queue");
+    if (ratio > kMaxRatio) miss("1M/100k ratio " + std::string(at_least) + std::to_string(ratio));
+    if (!(small.summary.mean_wait > 0 && (big.stopped_at > 0 || big.summary.mean_wait >= kMinWait)))
+        miss("the judged runs did not queue (1M mean wait " + replay::format_duration(big.summary.mean_wait) +
+             ", target >= " + replay::format_duration(kMinWait) + ")");
     std::cout << (missed.empty() ? "targets: met" : "targets: missed: " + missed) << "\n";
     return 0;
 }

@@ -8,6 +8,7 @@
 #include "place/candidate_nodes.hpp"
 #include "place/node_scorer.hpp"
 #include "place/prediction_cache.hpp"
+#include "place/ranking.hpp"
 #include "place/sharing_rule.hpp"
 
 namespace coloc::place {
@@ -15,7 +16,6 @@ namespace coloc::place {
 namespace {
 
 constexpr std::size_t kMaxSubsets = 256;
-constexpr double kTie = 1e-12;
 constexpr double kNone = std::numeric_limits<double>::infinity();
 
 std::size_t choose(std::size_t n, std::size_t k) {
@@ -59,10 +59,8 @@ struct Preferred {
 struct Lighter {
     Preferred preferred;
     bool operator()(const Scored& a, const Scored& b) const {
-        if (a.loss < b.loss - kTie) return true;
-        if (b.loss < a.loss - kTie) return false;
-        if (a.node != b.node) return preferred(a.node, b.node);
-        return a.gpus < b.gpus;
+        return ranks_before(a.loss, b.loss,
+                            [&] { return a.node != b.node ? preferred(a.node, b.node) : a.gpus < b.gpus; });
     }
     bool operator()(const Ranked& a, const Ranked& b) const { return (*this)(a.scored, b.scored); }
 };
@@ -92,7 +90,7 @@ std::vector<int> greedy_set(int want, const std::vector<int>& eligible, Loss los
             trial.push_back(left[i]);
             std::sort(trial.begin(), trial.end());
             double loss = loss_of(trial);
-            if (i == 0 || loss < best_loss - kTie) {
+            if (i == 0 || ranks_before(loss, best_loss, [] { return false; })) {  // ties: the first
                 best = i;
                 best_loss = loss;
             }
@@ -223,9 +221,9 @@ private:
     // Where scoring a candidate may stop: past the node's best set and the cut; when explaining,
     // one past the keep-th best so far. (A multi-node explain wants every candidate's loss.)
     double bound() const {
-        if (ranking_) return static_cast<int>(lowest_.size()) == keep_ ? lowest_.back() + 2 * kTie : kNone;
+        if (ranking_) return static_cast<int>(lowest_.size()) == keep_ ? lowest_.back() + 2 * kLossTie : kNone;
         const double b = std::min(cut(), best_.node >= 0 ? best_.loss : cut());
-        return prune_ ? b + 2 * kTie : kNone;
+        return prune_ ? b + 2 * kLossTie : kNone;
     }
 
     // Every choice of GPUs on the node, or a greedy one when there are too many.
@@ -244,10 +242,9 @@ private:
     // A set of the node's with its loss; `gpus()` gives its GPUs, asked for only when it is kept.
     template <class Gpus>
     void consider(NodeScorer& scorer, double loss, Gpus&& gpus) {
-        if (keep_ <= 1 && best_.node >= 0 && loss > best_.loss + kTie) return;  // cannot win
-        const bool ranks = ranking_ && (static_cast<int>(lowest_.size()) < keep_ || loss <= lowest_.back() + kTie);
-        const bool wins =
-            best_.node < 0 || loss < best_.loss - kTie || (loss <= best_.loss + kTie && gpus() < best_.gpus);
+        if (keep_ <= 1 && best_.node >= 0 && loss > best_.loss + kLossTie) return;  // cannot win
+        const bool ranks = ranking_ && (static_cast<int>(lowest_.size()) < keep_ || loss <= lowest_.back() + kLossTie);
+        const bool wins = best_.node < 0 || ranks_before(loss, best_.loss, [&] { return gpus() < best_.gpus; });
         if (!wins && !ranks) return;
         const std::vector<int>& set = gpus();
         if (ranks) {
@@ -280,10 +277,10 @@ private:
     // also worked out in full when it is the best so far.
     void keep_best_set(NodeScorer& scorer) {
         if (best_.node < 0) return;
-        if (best_.loss >= cut() + 2 * kTie && prune_) return;  // beaten
-        if (single_ &&
-            (best_single_.where.empty() || best_.loss < best_single_.loss - kTie ||
-             (best_.loss <= best_single_.loss + kTie && lighter_.preferred(node_, best_single_.where.front().node))))
+        if (best_.loss >= cut() + 2 * kLossTie && prune_) return;  // beaten
+        if (single_ && (best_single_.where.empty() || ranks_before(best_.loss, best_single_.loss, [&] {
+                            return lighter_.preferred(node_, best_single_.where.front().node);
+                        })))
             best_single_ = scorer.candidate(best_.gpus);
         top_.insert(std::upper_bound(top_.begin(), top_.end(), best_.loss), best_.loss);
         if (static_cast<int>(top_.size()) > request_.nodes) top_.pop_back();
@@ -342,12 +339,12 @@ private:
 }  // namespace
 
 bool better(const Candidate& a, const Candidate& b) {
-    if (a.loss < b.loss - kTie) return true;
-    if (b.loss < a.loss - kTie) return false;
-    std::vector<std::pair<int, std::vector<int>>> ka, kb;
-    for (const auto& p : a.where) ka.emplace_back(p.node, p.gpus);
-    for (const auto& p : b.where) kb.emplace_back(p.node, p.gpus);
-    return ka < kb;
+    return ranks_before(a.loss, b.loss, [&] {
+        std::vector<std::pair<int, std::vector<int>>> ka, kb;
+        for (const auto& p : a.where) ka.emplace_back(p.node, p.gpus);
+        for (const auto& p : b.where) kb.emplace_back(p.node, p.gpus);
+        return ka < kb;
+    });
 }
 
 std::vector<std::vector<int>> gpu_subsets(const std::vector<int>& gpus, int k, std::size_t limit) {

@@ -115,7 +115,7 @@ NodeScorer::NodeScorer(const ClusterState& state, const model::InterferenceModel
             const NeighbourEffect& e = link->effect(id);
             const RunningJob& job = *state.find(id);
             s_.link_only.push_back(&e);
-            link_harm_ += lost_throughput(e.after, job.gpu_count()) - lost_throughput(e.before, job.gpu_count());
+            link_harm_ += harm_to(e, job.gpu_count());
             if (additive_)
                 link_only_delay_ += model.delay(*request.profile, {job.profile, model::Sharing::Link, std::nullopt});
         }
@@ -175,9 +175,9 @@ void NodeScorer::sum_pairwise(const std::vector<const RunningJob*>& here) {
 double NodeScorer::harm(std::size_t i, std::uint8_t level, const std::vector<int>* gpus) {
     Resident& r = s_.residents[i];
     const bool by_gpu = level == static_cast<std::uint8_t>(model::Sharing::Gpu) && r.at->gpus.size() > 1 && gpus;
-    if (by_gpu) return lost_throughput(after(i, level, gpus), r.gpus) - lost_throughput(r.before, r.gpus);
+    if (by_gpu) return harm_to({r.job->id, r.before, after(i, level, gpus)}, r.gpus);
     double& h = r.harm[level];
-    if (std::isnan(h)) h = lost_throughput(after(i, level, gpus), r.gpus) - lost_throughput(r.before, r.gpus);
+    if (std::isnan(h)) h = harm_to({r.job->id, r.before, after(i, level, gpus)}, r.gpus);
     return h;
 }
 

@@ -20,6 +20,7 @@
 #include "place/cluster_state.hpp"
 #include "place/policy.hpp"
 #include "place/prediction_cache.hpp"
+#include "place/ranking.hpp"
 
 namespace coloc::place {
 
@@ -149,7 +150,6 @@ private:
     using GpuClass = ScorerScratch::GpuClass;
     using Memo = ScorerScratch::Memo;
 
-    static double lost_throughput(double slowdown, int gpus) { return gpus * (1.0 - 1.0 / slowdown); }
     Resident& next_resident();
     const Memo& entry(const std::vector<int>& gpus);
     // With an additive model and no cache: the delays of each resident that runs on this node

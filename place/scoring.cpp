@@ -2,13 +2,9 @@
 
 #include <algorithm>
 
+#include "place/ranking.hpp"
+
 namespace coloc::place {
-
-namespace {
-
-double lost_throughput(double slowdown, int gpus) { return gpus * (1.0 - 1.0 / slowdown); }
-
-}  // namespace
 
 bool JobRequest::allows(int node, int gpu) const {
     const std::vector<int>* allowed = &allowed_gpus;
@@ -95,7 +91,7 @@ Candidate score_candidate(const ClusterState& state, const model::InterferenceMo
             }
         if (multi && them.multi_node()) theirs.push_back({request.profile, model::Sharing::Link, std::nullopt});
         e.after = model.slowdown(*them.profile, theirs);
-        c.harm += lost_throughput(e.after, them.gpu_count()) - lost_throughput(e.before, them.gpu_count());
+        c.harm += harm_to(e, them.gpu_count());
         c.effects.push_back(e);
     }
     c.loss += c.harm;

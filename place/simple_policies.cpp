@@ -6,6 +6,7 @@ namespace coloc::place {
 
 namespace {
 
+// The table: exclusive, slurm, pack, spread.
 constexpr NamedRule kRules[] = {
     {"exclusive", {Capacity::Idle, NodeOrder::FirstFit, GpuOrder::Index}},
     {"slurm", {Capacity::Open, NodeOrder::FirstFit, GpuOrder::LeastUsed}},
@@ -14,8 +15,6 @@ constexpr NamedRule kRules[] = {
 };
 
 }  // namespace
-
-std::span<const NamedRule> simple_rules() { return kRules; }
 
 const NamedRule* find_simple_rule(const std::string& name) {
     for (const NamedRule& r : kRules)

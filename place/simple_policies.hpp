@@ -10,7 +10,6 @@
 //              shared only when no node has enough idle ones
 #pragma once
 
-#include <span>
 #include <string>
 
 #include "place/policy.hpp"
@@ -22,9 +21,6 @@ struct NamedRule {
     const char* name;
     SimpleRule rule;
 };
-
-// The table: exclusive, slurm, pack, spread.
-std::span<const NamedRule> simple_rules();
 
 // The rule named `name`; nullptr when no simple policy has that name.
 const NamedRule* find_simple_rule(const std::string& name);

@@ -5,6 +5,7 @@
 
 #include "replay/reader_context.hpp"
 #include "replay/readers.hpp"
+#include "replay/record_stages.hpp"
 #include "replay/text.hpp"
 
 namespace coloc::replay {
@@ -34,39 +35,139 @@ std::optional<double> time_value(std::string_view s) {
     return parse_datetime(s);
 }
 
+using Column = std::optional<std::size_t>;
+
+// The header: where each field is (the first of its names present), checked for what a job needs.
+struct Columns {
+    std::size_t count = 0;  // 0: not read yet
+    Column id, user, name, gpus, cpus, nodes, submit, interval, start, end, run, limit, state, partition, profile;
+};
+
+Columns read_header(const std::vector<std::string>& fields, std::size_t lineno, const ReaderContext& ctx) {
+    std::map<std::string, std::size_t> col;
+    for (std::size_t i = 0; i < fields.size(); ++i) col[lower(trim(fields[i]))] = i;
+    auto find = [&](const std::vector<std::string>& names) -> Column {
+        for (const auto& n : names)
+            if (auto it = col.find(n); it != col.end()) return it->second;
+        return std::nullopt;
+    };
+    Columns c;
+    c.count = fields.size();
+    c.id = find(kId), c.user = find(kUser), c.name = find(kName), c.gpus = find(kGpus), c.cpus = find(kCpus);
+    c.nodes = find(kNodes), c.submit = find(kSubmit), c.interval = find(kInterval), c.start = find(kStart);
+    c.end = find(kEnd), c.run = find(kRun), c.limit = find(kLimit), c.state = find(kState);
+    c.partition = find(kPartition), c.profile = find(kProfile);
+    if (!c.gpus) ctx.fatal(lineno, "the header has no GPU column (gpu_num, num_gpu, num_gpus or gpus)");
+    if (!c.submit && !c.interval) ctx.fatal(lineno, "the header has no submit_time or interval column");
+    if (!c.run && !(c.start && c.end))
+        ctx.fatal(lineno, "the header has no duration/run_time column and no start_time and end_time");
+    return c;
+}
+
+// What runs on from record to record: the next id for records without one, and the submit
+// clock when the log gives intervals.
+struct Sequence {
+    std::uint64_t next_id = 1;
+    double clock = 0;
+};
+
+// One record, read stage by stage.
+class Record : public RecordStages {
+public:
+    Record(const Columns& c, const std::vector<std::string>& fields, std::size_t lineno, ReaderContext& ctx)
+        : RecordStages(ctx, lineno), c_(c), fields_(fields) {}
+
+    void id_and_labels(Sequence& seq) {
+        if (c_.id) {
+            auto id = parse_int(get(c_.id));
+            // Helios ids are numbers; some derived traces use hashes: number those in order.
+            job.id = (id && *id >= 0) ? static_cast<std::uint64_t>(*id) : seq.next_id;
+            if (!id) job.name = get(c_.id);
+        } else {
+            job.id = seq.next_id;
+        }
+        ++seq.next_id;
+        if (c_.user) job.user = get(c_.user);
+        if (c_.name) job.name = get(c_.name);
+        if (c_.partition) job.partition = get(c_.partition);
+        if (c_.state) job.state = get(c_.state);
+        if (c_.profile) job.profile = get(c_.profile);
+    }
+
+    bool resources() {
+        auto gpus = parse_count(get(c_.gpus));
+        if (!gpus) return bad("GPU count '" + std::string(get(c_.gpus)) + "' is not a number");
+        job.gpus = *gpus;
+        if (c_.cpus)
+            if (auto n = parse_count(get(c_.cpus))) job.cpus = *n;
+        if (c_.nodes && !get(c_.nodes).empty()) {
+            auto n = parse_count(get(c_.nodes));
+            if (!n) return bad("node count '" + std::string(get(c_.nodes)) + "' is not a number");
+            job.nodes = *n;
+        }
+        return true;
+    }
+
+    bool submit(Sequence& seq) {
+        if (c_.submit) {
+            auto t = time_value(get(c_.submit));
+            if (!t) return bad("submit time '" + std::string(get(c_.submit)) + "' is not a time");
+            job.submit = *t;
+            return true;
+        }
+        auto i = parse_number(get(c_.interval));
+        if (!i || *i < 0) return bad("interval '" + std::string(get(c_.interval)) + "' is not a number of seconds");
+        seq.clock += *i;
+        job.submit = seq.clock;
+        return true;
+    }
+
+    // How long it ran (and when it started, when the log says).
+    bool run_time() {
+        std::optional<double> start, end;
+        if (c_.start && !get(c_.start).empty()) start = time_value(get(c_.start));
+        if (c_.end && !get(c_.end).empty()) end = time_value(get(c_.end));
+        if (start) job.recorded_start = *start;
+        if (c_.run) {
+            auto r = parse_number(get(c_.run));
+            if (!r) return bad("run time '" + std::string(get(c_.run)) + "' is not a number of seconds");
+            job.run_time = *r;
+        } else if (start && end) {
+            job.run_time = *end - *start;
+        } else {
+            return skip("never started");
+        }
+        if (job.run_time <= 0) return skip("ran for 0 s");
+        return true;
+    }
+
+    void limit() {
+        if (c_.limit)
+            if (auto l = parse_number(get(c_.limit)); l && *l > 0) job.time_limit = *l;
+    }
+
+private:
+    std::string_view get(Column c) const { return trim(fields_[*c]); }
+
+    const Columns& c_;
+    const std::vector<std::string>& fields_;
+};
+
 }  // namespace
 
 void read_helios(std::istream& in, Trace& trace, const ReadOptions& options) {
     ReaderContext ctx(trace, options);
     std::string line;
     std::size_t lineno = 0;
-    std::map<std::string, std::size_t> col;
-    std::size_t columns = 0;
-    auto find = [&](const std::vector<std::string>& names) -> std::optional<std::size_t> {
-        for (const auto& n : names)
-            if (auto it = col.find(n); it != col.end()) return it->second;
-        return std::nullopt;
-    };
-    std::optional<std::size_t> c_id, c_user, c_name, c_gpus, c_cpus, c_nodes, c_submit, c_interval, c_start, c_end,
-        c_run, c_limit, c_state, c_part, c_profile;
-    double clock = 0;  // running submit time when the log gives intervals
-    std::uint64_t next_id = 1;
+    Columns columns;
+    Sequence seq;
     while (next_line(in, line)) {
         ++lineno;
         if (trim(line).empty()) continue;
         auto fields = split_csv(line);
-        if (columns == 0) {
+        if (columns.count == 0) {
             if (!fields) ctx.fatal(lineno, "the header has an unclosed quote");
-            for (std::size_t i = 0; i < fields->size(); ++i) col[lower(trim((*fields)[i]))] = i;
-            columns = fields->size();
-            c_id = find(kId), c_user = find(kUser), c_name = find(kName), c_gpus = find(kGpus), c_cpus = find(kCpus);
-            c_nodes = find(kNodes), c_submit = find(kSubmit), c_interval = find(kInterval), c_start = find(kStart);
-            c_end = find(kEnd), c_run = find(kRun), c_limit = find(kLimit), c_state = find(kState);
-            c_part = find(kPartition), c_profile = find(kProfile);
-            if (!c_gpus) ctx.fatal(lineno, "the header has no GPU column (gpu_num, num_gpu, num_gpus or gpus)");
-            if (!c_submit && !c_interval) ctx.fatal(lineno, "the header has no submit_time or interval column");
-            if (!c_run && !(c_start && c_end))
-                ctx.fatal(lineno, "the header has no duration/run_time column and no start_time and end_time");
+            columns = read_header(*fields, lineno, ctx);
             continue;
         }
         ctx.record();
@@ -74,85 +175,18 @@ void read_helios(std::istream& in, Trace& trace, const ReadOptions& options) {
             ctx.bad(lineno, "unclosed quote");
             continue;
         }
-        if (fields->size() != columns) {
-            ctx.bad(lineno, std::to_string(fields->size()) + " fields where the header has " + std::to_string(columns));
+        if (fields->size() != columns.count) {
+            ctx.bad(lineno,
+                    std::to_string(fields->size()) + " fields where the header has " + std::to_string(columns.count));
             continue;
         }
-        auto get = [&](std::optional<std::size_t> c) { return trim((*fields)[*c]); };
-        TraceJob job;
-        job.line = lineno;
-        if (c_id) {
-            auto id = parse_int(get(c_id));
-            // Helios ids are numbers; some derived traces use hashes: number those in order.
-            job.id = (id && *id >= 0) ? static_cast<std::uint64_t>(*id) : next_id;
-            if (!id) job.name = get(c_id);
-        } else {
-            job.id = next_id;
-        }
-        ++next_id;
-        if (c_user) job.user = get(c_user);
-        if (c_name) job.name = get(c_name);
-        if (c_part) job.partition = get(c_part);
-        if (c_state) job.state = get(c_state);
-        if (c_profile) job.profile = get(c_profile);
-        auto gpus = parse_count(get(c_gpus));
-        if (!gpus) {
-            ctx.bad(lineno, "GPU count '" + std::string(get(c_gpus)) + "' is not a number");
-            continue;
-        }
-        job.gpus = *gpus;
-        if (c_cpus)
-            if (auto n = parse_count(get(c_cpus))) job.cpus = *n;
-        if (c_nodes && !get(c_nodes).empty()) {
-            auto n = parse_count(get(c_nodes));
-            if (!n) {
-                ctx.bad(lineno, "node count '" + std::string(get(c_nodes)) + "' is not a number");
-                continue;
-            }
-            job.nodes = *n;
-        }
-        if (c_submit) {
-            auto t = time_value(get(c_submit));
-            if (!t) {
-                ctx.bad(lineno, "submit time '" + std::string(get(c_submit)) + "' is not a time");
-                continue;
-            }
-            job.submit = *t;
-        } else {
-            auto i = parse_number(get(c_interval));
-            if (!i || *i < 0) {
-                ctx.bad(lineno, "interval '" + std::string(get(c_interval)) + "' is not a number of seconds");
-                continue;
-            }
-            clock += *i;
-            job.submit = clock;
-        }
-        std::optional<double> start, end;
-        if (c_start && !get(c_start).empty()) start = time_value(get(c_start));
-        if (c_end && !get(c_end).empty()) end = time_value(get(c_end));
-        if (start) job.recorded_start = *start;
-        if (c_run) {
-            auto r = parse_number(get(c_run));
-            if (!r) {
-                ctx.bad(lineno, "run time '" + std::string(get(c_run)) + "' is not a number of seconds");
-                continue;
-            }
-            job.run_time = *r;
-        } else if (start && end) {
-            job.run_time = *end - *start;
-        } else {
-            ctx.skip("never started");
-            continue;
-        }
-        if (job.run_time <= 0) {
-            ctx.skip("ran for 0 s");
-            continue;
-        }
-        if (c_limit)
-            if (auto l = parse_number(get(c_limit)); l && *l > 0) job.time_limit = *l;
-        ctx.keep(std::move(job));
+        Record r(columns, *fields, lineno, ctx);
+        r.id_and_labels(seq);
+        if (!r.resources() || !r.submit(seq) || !r.run_time()) continue;
+        r.limit();
+        ctx.keep(std::move(r.job));
     }
-    if (columns == 0) ctx.fatal(lineno, "no header line");
+    if (columns.count == 0) ctx.fatal(lineno, "no header line");
 }
 
 }  // namespace coloc::replay
