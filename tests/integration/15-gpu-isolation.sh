@@ -13,7 +13,8 @@ plugstack=$COLOC_CLUSTER_DIR/plugstack.conf
 dev=$COLOC_CLUSTER_DIR/dev
 [ "$(stat -c %t "$dev/nvidia0")" = c3 ] || skip "$dev/nvidia0 is not c 195:0 (cluster made by an older slurm-cluster)"
 for f in "$dev"/nvidia*; do
-    python3 -c 'import os,sys; os.open(sys.argv[1], os.O_RDONLY)' "$f" 2>&1 | grep -q 'No such device or address' ||
+    opened=$(python3 -c 'import os,sys; os.open(sys.argv[1], os.O_RDONLY)' "$f" 2>&1 || true)
+    [[ $opened == *"No such device or address"* ]] ||
         skip "$f does not open with ENXIO outside a job (a GPU driver is loaded?)"
 done
 
@@ -57,6 +58,27 @@ check_fenced "$id1" "colocd's choice"
 id2=$(run_job 30 -p bind -w n1 --gres=gpuslot:2 --wrap "$probe")
 check_fenced "$id2" "colocd's choice of two"
 
+note "four bind jobs at once on n4: four different GPUs, each job fenced to its own"
+barrier=$ITEST_OUT/barrier-$RANDOM
+mkdir -p "$barrier"
+together=()
+for _ in 1 2 3 4; do
+    together+=("$(submit -p bind -w n4 --gres=gpuslot:1 <<EOF
+#!/bin/bash
+$probe
+touch "$barrier/\$SLURM_JOB_ID"
+for _ in \$(seq 300); do [ "\$(ls "$barrier" | wc -l)" -ge 4 ] && exit 0; sleep 0.1; done
+exit 1
+EOF
+)")
+done
+wait_jobs 60 "${together[@]}"
+for id in "${together[@]}"; do
+    assert_job_ok "$id"
+    check_fenced "$id" "one of four jobs at once"
+done
+assert_eq "0:1 1:1 2:1 3:1 " "$(jobs_per_gpu "${together[@]}")" "jobs per GPU"
+
 note "an srun step of a bind job is fenced to the job's GPUs too"
 step=$ITEST_OUT/step-probe.sh
 printf '#!/bin/bash\n%s\n' "$probe" >"$step"
@@ -89,7 +111,9 @@ grep -q "job $id6: .*not fenced" "$(slurmd_log n3)" && fail "the plugin could no
 mv "$plugstack.v1" "$plugstack"
 trap - EXIT
 
-note "isolate=off: no fence (the check above fails when the protection is removed)"
+# That this step was unfenced also shows slurmstepd reads plugstack.conf afresh for each step,
+# so the device_cgroup=v2 half above did run with the device program.
+note "isolate=off: no fence (the checks above fail when the protection is removed)"
 cp "$plugstack" "$plugstack.on"
 trap 'mv "$plugstack.on" "$plugstack"' EXIT
 sed -i 's|spank_coloc.so |spank_coloc.so isolate=off |' "$plugstack"
@@ -100,5 +124,5 @@ mv "$plugstack.on" "$plugstack"
 trap - EXIT
 
 note "the fence cgroups go when their steps end"
-wait_for 10 no_fence_left "$id1" "$id2" "$id3" "$id4" "$id5" "$id6" ||
+wait_for 10 no_fence_left "${together[@]}" "$id1" "$id2" "$id3" "$id4" "$id5" "$id6" ||
     fail "fence cgroups left: $(ls -d /sys/fs/cgroup/devices/coloc_* /sys/fs/cgroup/unified/coloc_* 2>/dev/null | tr '\n' ' ')"
