@@ -93,6 +93,29 @@ ParsedArgs parse_plugin_args(const std::vector<std::string>& args) {
                 c.slot_gres = value;
             else
                 why = "expected a GRES name";
+        } else if (key == "isolate") {
+            if (value == "on")
+                c.isolate = PluginConfig::Isolate::On;
+            else if (value == "off")
+                c.isolate = PluginConfig::Isolate::Off;
+            else if (value == "required")
+                c.isolate = PluginConfig::Isolate::Required;
+            else
+                why = "expected on, off or required";
+        } else if (key == "device_cgroup") {
+            if (value == "auto")
+                c.device_cgroup = DeviceCgroup::Auto;
+            else if (value == "v1")
+                c.device_cgroup = DeviceCgroup::V1;
+            else if (value == "v2")
+                c.device_cgroup = DeviceCgroup::V2;
+            else
+                why = "expected auto, v1 or v2";
+        } else if (key == "gpu_devices") {
+            if (!value.empty() && value[0] == '/' && value.size() < 200)
+                c.gpu_devices = value;
+            else
+                why = "expected an absolute path prefix";
         } else {
             why = "unknown argument";
         }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "proto/mode.hpp"
+#include "spank/device_fence.hpp"
 
 namespace coloc::spank {
 
@@ -23,6 +24,11 @@ struct PluginConfig {
     std::string slot_gres = "gpuslot";          // the count-only GRES whose count is the bind slots
     std::string timings_file;                   // one line of stage timings per step; empty = none
     std::string cluster;                        // the Slurm cluster meant; empty = name none
+    // The device fence of bind-mode steps (spank/device_fence.hpp). on: a step that cannot be
+    // fenced runs unfenced, logged; required: it is refused; off: no fence.
+    enum class Isolate { Off, On, Required } isolate = Isolate::On;
+    DeviceCgroup device_cgroup = DeviceCgroup::Auto;
+    std::string gpu_devices = "/dev/nvidia";  // GPU i's device file is this followed by i
 
     bool bind_fallback_possible() const { return gpus > 0 && slots_per_gpu > 0; }
 };

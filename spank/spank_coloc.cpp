@@ -19,6 +19,7 @@ extern "C" {
 #include "spank/plugin_args.hpp"
 #include "spank/spank_api.hpp"
 #include "spank/stage_log.hpp"
+#include "spank/task_fence.hpp"
 #include "spank/user_notice.hpp"
 #include "spank/user_options.hpp"
 
@@ -41,6 +42,7 @@ struct Plugin {
     JobFacts facts;
     Outcome outcome;
     bool started_reported = false;
+    StepFence fence;
     std::uint32_t step = 0;
 };
 
@@ -177,6 +179,19 @@ void task_init(spank_t sp) {
         tell_user(unknown_profile_line(p.options.profile));
 }
 
+// Every task, in slurmstepd as root, before the task may exec: fenced to the step's GPUs.
+// Returns false only when isolate=required and the task could not be fenced.
+bool fence(spank_t sp) {
+    if (spank_context() != S_CTX_REMOTE) return true;
+    Plugin& p = plugin();
+    pid_t pid = 0;
+    if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0) return true;
+    const TaskFenceResult r = fence_task(p.config, p.facts, p.step, p.outcome, pid, p.fence);
+    if (!r.error.empty()) log_line(r.error);
+    if (!r.done.empty()) slurm_debug("coloc: job %lld: %s", static_cast<long long>(p.facts.job_id), r.done.c_str());
+    return !r.refuse;
+}
+
 void task_post_fork(spank_t sp) {
     if (spank_context() != S_CTX_REMOTE) return;
     Plugin& p = plugin();
@@ -226,7 +241,20 @@ int slurm_spank_task_init(spank_t sp, int, char**) {
 }
 
 int slurm_spank_task_post_fork(spank_t sp, int, char**) {
-    return guarded("task_post_fork", [&] { task_post_fork(sp); });
+    bool launch = true;
+    guarded("task_post_fork", [&] { launch = fence(sp); });
+    guarded("task_post_fork", [&] { task_post_fork(sp); });
+    return launch ? 0 : -1;  // -1 only with isolate=required: the admin chose a refused launch
+}
+
+// The fence cgroup goes once the step's processes have left it: tried as each task exits (the
+// last one empties it) and again as the step ends.
+int slurm_spank_task_exit(spank_t, int, char**) {
+    return guarded("task_exit", [&] { remove_fence(plugin().fence.dir); });
+}
+
+int slurm_spank_exit(spank_t, int, char**) {
+    return guarded("exit", [&] { remove_fence(plugin().fence.dir); });
 }
 
 // One `ended` per job per node: the epilog runs once on every node of the job when it ends,
