@@ -57,13 +57,4 @@ private:
     std::unique_ptr<Reused> reused_;
 };
 
-// Better candidate first: lower loss, then lower node index, then lower GPU indices, so that
-// equal scores always resolve the same way. (ColocPolicy::place breaks ties between nodes by
-// what they have left, which a Candidate does not carry.)
-bool better(const Candidate& a, const Candidate& b);
-
-// Every k-subset of `gpus` (in order); empty when there are more than `limit` of them, and the
-// caller then builds a set greedily instead.
-std::vector<std::vector<int>> gpu_subsets(const std::vector<int>& gpus, int k, std::size_t limit);
-
 }  // namespace coloc::place

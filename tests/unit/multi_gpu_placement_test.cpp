@@ -6,6 +6,7 @@
 
 #include "model/coloc_model.hpp"
 #include "place/coloc_policy.hpp"
+#include "tests/support/place_reference.hpp"
 
 using namespace coloc;
 using namespace coloc::place;

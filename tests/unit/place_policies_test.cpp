@@ -8,6 +8,7 @@
 #include "place/coloc_policy.hpp"
 #include "place/policy_factory.hpp"
 #include "place/simple_policies.hpp"
+#include "tests/support/place_reference.hpp"
 #include "tests/unit/engine_checks.hpp"
 
 using namespace coloc;
