@@ -1,7 +1,8 @@
 // model-accuracy MEASUREMENTS.csv [SECONDARY.csv]
 // Accuracy of coloc's same-GPU term on measured pairs (Gavel, converted by bench/gavel-convert),
 // per GPU type, under (a) leave-one-pair-out and (b) leave-one-job-type-out cross-validation,
-// next to baselines computed in the same run; then the shared-link closed form against the
+// next to baselines computed in the same run; zero-shot with a whole GPU type or job family held
+// out (model/zero_shot.hpp) beside the simple rules; then the shared-link closed form against the
 // simulator, and the hot-path cost. Last line: "targets: met" or "targets: missed: <which>".
 #include <algorithm>
 #include <chrono>
