@@ -189,8 +189,9 @@ void ColocModel::learn_transfer_weight(HardwareView& v) const {
     Eigen::Matrix2d A;
     A << n + kCalibrationPairs, sx, sx, sxx + ridge;
     const Eigen::Vector2d sol = A.ldlt().solve(Eigen::Vector2d(sy, sxy));
-    v.transfer_offset = sol[0];
     v.transfer_weight = std::clamp(sol[1], 0.0, 1.0);
+    // The offset that goes with the weight as clamped.
+    v.transfer_offset = sol[1] == v.transfer_weight ? sol[0] : (sy - v.transfer_weight * sx) / (n + kCalibrationPairs);
     double err = 0;
     for (const auto& [x, y] : seen) {
         const double e = y - v.transfer_offset - v.transfer_weight * x;

