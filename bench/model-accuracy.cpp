@@ -1,7 +1,8 @@
 // model-accuracy MEASUREMENTS.csv [SECONDARY.csv]
 // Accuracy of coloc's same-GPU term on measured pairs (Gavel, converted by data/gavel/make-csv),
 // per GPU type, under (a) leave-one-pair-out and (b) leave-one-job-type-out cross-validation,
-// next to baselines computed in the same run; then the shared-link closed form against the
+// next to baselines computed in the same run; zero-shot with a whole GPU type or job family held
+// out (model/zero_shot.hpp) beside the simple rules; then the shared-link closed form against the
 // simulator, and the hot-path cost. Last line: "targets: met" or "targets: missed: <which>".
 #include <algorithm>
 #include <chrono>
@@ -20,6 +21,7 @@
 #include "model/measurements.hpp"
 #include "model/phase.hpp"
 #include "model/validation.hpp"
+#include "model/zero_shot.hpp"
 #include "tests/support/phase_sim.hpp"
 
 using namespace coloc::model;
@@ -60,6 +62,26 @@ void accuracy_table(const std::string& path, bool check, std::vector<std::string
         if (!(b.coloc.value() < best_baseline)) missed.push_back(g + " (b) not below every baseline");
         if (!(b.coloc.value() <= tgt)) missed.push_back(g + " (b) above " + std::to_string(tgt).substr(0, 5));
     }
+}
+
+// Zero-shot: a held-out GPU type, or family, predicted from the rest; the model must beat every
+// simple rule on every held-out group.
+void zero_shot_table(const char* title, const std::vector<ZeroShotScores>& rows, std::vector<std::string>& missed) {
+    std::printf("\n%s: zero-shot same-GPU speed, mean absolute error (util: defaults where unknown)\n", title);
+    std::printf("%-14s %5s | %6s %6s %6s %6s | %6s\n", "held out", "pairs", "coloc", "none", "median", "util", "unc");
+    for (const ZeroShotScores& r : rows) {
+        std::printf("%-14s %5d | %6.4f %6.4f %6.4f %6.4f | %6.4f\n", r.held_out.c_str(), r.pairs(), r.model.value(),
+                    r.none.value(), r.median.value(), r.util.value(), r.uncertainty);
+        const double best = std::min({r.none.value(), r.median.value(), r.util.value()});
+        if (!(r.model.value() < best))
+            missed.push_back(std::string(title) + " " + r.held_out + " not below every simple rule");
+    }
+}
+
+void zero_shot(const std::string& path, std::vector<std::string>& missed) {
+    const Measurements m = coloc::model::io::read_measurements_csv(path);
+    zero_shot_table("leave one GPU type out", leave_one_gpu_type_out(m), missed);
+    zero_shot_table("leave one family out", leave_one_family_out(m), missed);
 }
 
 // Shared-link closed form (phase.hpp) against the time-stepped simulator (phase_sim.hpp).
@@ -178,6 +200,7 @@ int main(int argc, char** argv) {
             "coloc: kernel local-linear regression over solo features (family, batch size, throughput\n"
             "ratios across GPU types, iteration time); one set of bandwidths for all GPU types.\n\n");
         accuracy_table(argv[1], true, missed);
+        zero_shot(argv[1], missed);
         if (argc == 3) {
             std::printf("\n(secondary, informational)\n");
             accuracy_table(argv[2], false, missed);

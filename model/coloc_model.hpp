@@ -129,6 +129,12 @@ private:
         PairEffects effects;
         ReferenceTable residual_table;
         bool transfer = false;
+        // The other types' prediction x, as it was shown to carry over between them: speed =
+        // prior + transfer_offset + transfer_weight * (x - prior), and the error that left when
+        // each of those types was predicted from the rest (learn_transfer_weight).
+        double transfer_weight = 1;
+        double transfer_offset = 0;
+        double transfer_error = 0;
     };
 
     void rebuild();
@@ -140,6 +146,10 @@ private:
     Prediction gpu_prediction_uncached(const JobProfile& a, const JobProfile& b, const HardwareView& v) const;
     // The prediction on `v` for a GPU type with no pair of its own, from the other types' tables.
     Prediction transfer_prediction(const JobProfile& a, const JobProfile& b, bool same, const HardwareView& v) const;
+    // The other types' tables' prediction as is, leaving out v's own type and `skip` too.
+    Prediction pooled_prediction(const JobProfile& a, const JobProfile& b, bool same, const HardwareView& v,
+                                 const std::string& skip) const;
+    void learn_transfer_weight(HardwareView& v) const;
     void merge_observed();                             // observed pairs into their types' tables
     void build_residual_table(HardwareView& v) const;  // v's own pairs less the transfer prediction
     bool learn_gpu_pair(const JobProfile& job, const Neighbour& n, double measured);

@@ -8,6 +8,9 @@
 // and every pair observed on it moves the pairs of similar jobs, as much as they are similar.
 // Before the kernel regression, per-job effects (pair_effects.hpp) take out what the own type's
 // pairs say about each job beside anyone. A type with no pair anywhere falls back to the utilisation prior (prior_gpu_speed).
+// The transfer prediction itself is the prior moved toward the other types' pooled prediction
+// only as far as those types, each held out in turn, were predicted by the rest
+// (learn_transfer_weight): weak transfer keeps close to the prior and says so in its uncertainty.
 //
 // Uncertainty (standard deviation of the speed): a measured pair has the measurement noise; a
 // prior alone has kPriorSd; a kernel estimate blends the spread of the similar pairs it drew on
@@ -15,7 +18,9 @@
 // The other types' prediction is as uncertain as their kernel estimates and their disagreement;
 // once the own type has pairs, the more of them the more it is as uncertain as they show.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <vector>
 
 #include "model/coloc_model.hpp"
 
@@ -107,14 +112,14 @@ void ColocModel::build_residual_table(HardwareView& v) const {
     v.transfer = true;
 }
 
-Prediction ColocModel::transfer_prediction(const JobProfile& a, const JobProfile& b, bool same,
-                                           const HardwareView& v) const {
+Prediction ColocModel::pooled_prediction(const JobProfile& a, const JobProfile& b, bool same, const HardwareView& v,
+                                         const std::string& skip) const {
     // The memory that decides whether two footprints fit stays this hardware's.
     const GpuShareParams& p = v.gpu;
     double sum = 0, sum2 = 0, var = 0;
     int tables = 0;
     for (const ReferenceTable& t : tables_) {
-        if (t.gpu_type() == v.hw.gpu_type || t.measured_pairs() == 0) continue;
+        if (t.gpu_type() == v.hw.gpu_type || t.gpu_type() == skip || t.measured_pairs() == 0) continue;
         const GpuQuery qa{&a, solo_features(a, t.gpu_type()), t.index_of(a.name)};
         const GpuQuery qb{&b, solo_features(b, t.gpu_type()), t.index_of(b.name)};
         const KernelEstimate e = kernel_gpu_estimate(t, qa, qb, same, p);
@@ -132,6 +137,79 @@ Prediction ColocModel::transfer_prediction(const JobProfile& a, const JobProfile
     // their mean, and a new type lies v (1 + 1 / k) from it, so (k + 1) / (k - 1) times their spread.
     const double between = tables > 1 ? std::max(0.0, sum2 / k - mean * mean) * (k + 1) / (k - 1) : 0.0;
     return {mean, std::sqrt(var / k + between)};
+}
+
+// Leave one GPU type out among the other types: each one's measured pairs predicted from the
+// rest, beside the physics prior. A least-squares line through (transfer - prior, truth - prior)
+// says how far the transfer carries (its slope, the weight: 0 = not at all, 1 = wholly) and how
+// far the prior's level is off (its offset); both are drawn toward the prior alone (0, 0) by
+// kCalibrationPairs pairs' worth of doubt. The error is what that line left: types that
+// disagree among themselves, so that transfer to a new one is weak, get a low weight and a wide
+// error. With one other type nothing can be learned: its prediction is taken as is, as unsure as
+// half the prior (kUnprovenSd) at least; with none, the prior alone.
+constexpr double kCalibrationPairs = 20;
+constexpr double kUnprovenSd = kPriorSd / 2;
+void ColocModel::learn_transfer_weight(HardwareView& v) const {
+    std::vector<const ReferenceTable*> others;
+    for (const ReferenceTable& t : tables_)
+        if (t.gpu_type() != v.hw.gpu_type && t.measured_pairs() > 0) others.push_back(&t);
+    v.transfer_offset = 0;
+    if (others.size() < 2) {
+        v.transfer_weight = others.empty() ? 0.0 : 1.0;
+        v.transfer_error = others.empty() ? kPriorSd : kUnprovenSd;
+        return;
+    }
+    std::vector<std::array<double, 2>> seen;  // (transfer - prior, truth - prior)
+    for (const ReferenceTable* t : others)
+        for (int i = 0; i < t->size(); ++i)
+            for (int j = 0; j < t->size(); ++j) {
+                if (!t->has_speed(i, j)) continue;
+                const JobProfile* a = catalogue_.find(t->name(i));
+                const JobProfile* b = catalogue_.find(t->name(j));
+                if (!a || !b) continue;
+                const double prior = prior_gpu_speed(*a, *b, v.gpu);
+                const double moved = pooled_prediction(*a, *b, i == j, v, t->gpu_type()).speed - prior;
+                seen.push_back({moved, t->speed(i, j) - prior});
+            }
+    if (seen.empty()) {
+        v.transfer_weight = 1.0;
+        v.transfer_error = kUnprovenSd;
+        return;
+    }
+    // Normal equations of (offset, weight) with the ridge.
+    double n = 0, sx = 0, sxx = 0, sy = 0, sxy = 0;
+    for (const auto& [x, y] : seen) {
+        n += 1;
+        sx += x;
+        sxx += x * x;
+        sy += y;
+        sxy += x * y;
+    }
+    const double ridge = kCalibrationPairs * std::max(sxx / n, 1e-6);
+    Eigen::Matrix2d A;
+    A << n + kCalibrationPairs, sx, sx, sxx + ridge;
+    const Eigen::Vector2d sol = A.ldlt().solve(Eigen::Vector2d(sy, sxy));
+    v.transfer_weight = std::clamp(sol[1], 0.0, 1.0);
+    // The offset that goes with the weight as clamped.
+    v.transfer_offset = sol[1] == v.transfer_weight ? sol[0] : (sy - v.transfer_weight * sx) / (n + kCalibrationPairs);
+    double err = 0;
+    for (const auto& [x, y] : seen) {
+        const double e = y - v.transfer_offset - v.transfer_weight * x;
+        err += e * e;
+    }
+    v.transfer_error = std::sqrt(err / n);
+}
+
+Prediction ColocModel::transfer_prediction(const JobProfile& a, const JobProfile& b, bool same,
+                                           const HardwareView& v) const {
+    const Prediction pooled = pooled_prediction(a, b, same, v, "");
+    const double prior = prior_gpu_speed(a, b, v.gpu);
+    // The physics prior, moved toward what the other types predict as far as they were shown to
+    // transfer among themselves (and by the level they showed the prior misses); as uncertain as
+    // that transfer proved, or as the pooled prediction's own doubt where that is wider.
+    const double w = v.transfer_weight;
+    const double speed = std::clamp(prior + v.transfer_offset + w * (pooled.speed - prior), v.gpu.min_speed, 1.0);
+    return {speed, std::max(v.transfer_error, pooled.uncertainty)};
 }
 
 Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobProfile& b, const HardwareView& v) const {

@@ -99,3 +99,24 @@ TEST_CASE("a bad observed pair in stored parameters is refused, naming it") {
     CHECK_THROWS_WITH_AS(m.load_params_json(bad), doctest::Contains("observed pair"), std::invalid_argument);
     CHECK(m.observed_pairs().empty());
 }
+
+namespace {
+double rising(int i, int j) { return 0.5 + 0.05 * (i + j); }
+
+// The pairs of catalogue() measured on p100 with `p100` and on k80 with `k80`.
+ColocModel two_types(double (*p100)(int, int), double (*k80)(int, int)) {
+    ProfileCatalogue cat = catalogue("p100", p100);
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) cat.add_pair({"r" + std::to_string(i), "r" + std::to_string(j), "k80", k80(i, j)});
+    return ColocModel(cat, on("v100"));
+}
+}  // namespace
+
+TEST_CASE("other GPU types' pairs carry over to a new type as far as they agree among themselves") {
+    const ColocModel agree = two_types(speeds, speeds);
+    const ColocModel disagree = two_types(speeds, rising);
+    // Types that predict each other well are followed.
+    CHECK(beside(agree, "r0", "r0").speed == doctest::Approx(speeds(0, 0)).epsilon(0.05));
+    // Types that contradict each other say how unsure their transfer is.
+    CHECK(beside(disagree, "r0", "r0").uncertainty > 2 * beside(agree, "r0", "r0").uncertainty);
+}
