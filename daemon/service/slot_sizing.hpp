@@ -58,8 +58,8 @@ private:
     Steering steering_;
     std::uint64_t steered_version_ = 0;  // state_.cluster_version the last round saw
     ElasticSlots elastic_;
-    BackgroundQuery slurm_jobs_;  // for elastic slots, at their interval
-    std::string elastic_error_;   // the last read's failure, empty when it worked
+    BackgroundQuery slurm_jobs_;                    // for elastic slots, at their interval
+    std::string elastic_error_;                     // the last read's failure, empty when it worked
     std::unique_ptr<SlurmNodeWriter> node_writer_;  // exists once either was on
 };
 
