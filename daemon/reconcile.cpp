@@ -5,12 +5,12 @@
 
 namespace coloc::daemon {
 
-ReconcilePlan plan_reconciliation(const std::vector<OpenPlacement>& open, const SlurmSnapshot& slurm,
+ReconcilePlan plan_reconciliation(const std::vector<OpenPlacement>& open, const slurm::SlurmSnapshot& slurm,
                                   const std::function<bool(std::int64_t, const std::string&)>& recorded,
                                   const std::function<bool(const std::string&)>& known_node,
                                   const ReconcileOptions& options) {
-    std::map<std::int64_t, const SlurmJob*> by_id;
-    for (const SlurmJob& j : slurm.jobs) by_id[j.job_id] = &j;
+    std::map<std::int64_t, const slurm::SlurmJob*> by_id;
+    for (const slurm::SlurmJob& j : slurm.jobs) by_id[j.job_id] = &j;
     const std::int64_t settled = slurm.taken_at - options.grace_s;
 
     ReconcilePlan plan;
@@ -20,7 +20,7 @@ ReconcilePlan plan_reconciliation(const std::vector<OpenPlacement>& open, const 
     for (const OpenPlacement& p : open) {
         if (p.created > settled) continue;
         auto it = by_id.find(p.job_id);
-        const SlurmJob* job = it == by_id.end() ? nullptr : it->second;
+        const slurm::SlurmJob* job = it == by_id.end() ? nullptr : it->second;
         CloseAction c{p.job_id, p.node, slurm.taken_at, std::nullopt, false};
         if (job && job->running) {
             bool on_node = false;
@@ -39,9 +39,9 @@ ReconcilePlan plan_reconciliation(const std::vector<OpenPlacement>& open, const 
     for (CloseAction& c : plan.close) c.job_done = open_left[c.job_id] == 0;
 
     // Adopt: nodes where Slurm runs a job and colocd has no record of it at all.
-    for (const SlurmJob& job : slurm.jobs) {
+    for (const slurm::SlurmJob& job : slurm.jobs) {
         if (!job.running || job.start_time == 0 || job.start_time > settled) continue;
-        for (const SlurmJobNode& n : job.nodes) {
+        for (const slurm::SlurmJobNode& n : job.nodes) {
             if (!known_node(n.node) || recorded(job.job_id, n.node)) continue;
             plan.adopt.push_back({job.job_id, job.uid, job.name, job.partition, job.start_time, n});
         }

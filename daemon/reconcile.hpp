@@ -14,11 +14,6 @@
 
 namespace coloc::daemon {
 
-// What slurmctld says runs (slurm/jobs.hpp), as reconciliation reads it.
-using slurm::SlurmJob;
-using slurm::SlurmJobNode;
-using slurm::SlurmSnapshot;
-
 inline constexpr const char* kEndedWhileAway = "ended while colocd was away";
 
 // A placement colocd holds open (no ended report yet).
@@ -49,7 +44,7 @@ struct AdoptAction {
     std::int64_t uid = -1;
     std::string name, partition;
     std::int64_t since = 0;
-    SlurmJobNode where;  // the node, and the GPUs when Slurm names them
+    slurm::SlurmJobNode where;  // the node, and the GPUs when Slurm names them
 };
 
 struct ReconcilePlan {
@@ -59,7 +54,7 @@ struct ReconcilePlan {
 
 // `recorded(job, node)`: colocd has a placement of the job on that node, open or closed.
 // `known_node(node)`: the node is in colocd's topology (others are never adopted).
-ReconcilePlan plan_reconciliation(const std::vector<OpenPlacement>& open, const SlurmSnapshot& slurm,
+ReconcilePlan plan_reconciliation(const std::vector<OpenPlacement>& open, const slurm::SlurmSnapshot& slurm,
                                   const std::function<bool(std::int64_t, const std::string&)>& recorded,
                                   const std::function<bool(const std::string&)>& known_node,
                                   const ReconcileOptions& options = {});

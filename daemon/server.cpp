@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <zmq.h>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <stdexcept>
 #include <string_view>
@@ -70,10 +71,11 @@ void Server::run(Service& service, const std::atomic<bool>& stop, int poll_ms, M
             throw std::runtime_error(std::string("poll failed: ") + zmq_strerror(zmq_errno()));
         }
         if (metrics) metrics->serve();  // also closes clients past their deadline
-        service.steer();                // node steering, when on and due; Slurm is told from another thread
-        service.size_slots();           // elastic slots, when on: Slurm's pending jobs read off this thread
-        service.tick();                 // between requests: reconciliation with Slurm, never waiting for it
-        service.retry_store();          // the history's backlog, when its database could not be written
+        // Between requests: each part's work that is due (none waits for Slurm or the disk for long).
+        const std::int64_t now_ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+                .count();
+        for (Periodic* task : service.periodic()) task->run_due(now_ms);
         if (!(items[0].revents & ZMQ_POLLIN)) continue;
         serve_round(service);
     }

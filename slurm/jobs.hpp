@@ -1,6 +1,6 @@
 // What Slurm says runs where, from one libslurm query (slurm_load_jobs), for reconciliation.
 // The query may take up to Slurm's MessageTimeout when slurmctld is slow or gone, so colocd
-// runs it off the request path (see daemon/reconcile_runner.hpp).
+// runs it off the request path (see daemon/service/background_query.hpp).
 #pragma once
 
 #include <cstdint>

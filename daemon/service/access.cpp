@@ -54,6 +54,10 @@ bool Access::is_admin(uid_t uid) const {
     return uid == slurm_uid_ || std::find(admins_.begin(), admins_.end(), uid) != admins_.end();
 }
 
+bool Access::may_see(std::int64_t job_uid, uid_t uid) const {
+    return is_admin(uid) || job_uid == static_cast<std::int64_t>(uid);
+}
+
 bool Access::may_report(uid_t uid) const { return uid == 0 || uid == slurm_uid_; }
 
 const char* to_string(Role role) {

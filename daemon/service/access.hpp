@@ -25,6 +25,8 @@ public:
     bool is_admin(uid_t uid) const;
     bool may_report(uid_t uid) const;  // place / started / ended
     bool has(Role role, uid_t uid) const;
+    // Per-job visibility (data, not a role): admins see every job, users their own.
+    bool may_see(std::int64_t job_uid, uid_t uid) const;
     // Throws ProtoError(forbidden) when `uid` lacks `role`: "only <who> may <action>; uid N may not".
     void require(Role role, uid_t uid, const std::string& action) const;
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/log.hpp"
-#include "daemon/service/service.hpp"
+#include "daemon/service/learning.hpp"
 #include "model/learner.hpp"
 #include "model/run_history.hpp"
 
@@ -18,28 +18,28 @@ namespace coloc::daemon {
 
 using proto::json;
 
-model::ElapsedWindow& Service::elapsed_window(const std::string& gpu_type) {
+model::ElapsedWindow& Learning::elapsed_window(const std::string& gpu_type) {
     auto it = elapsed_.find(gpu_type);
     if (it != elapsed_.end()) return it->second;
     model::ElapsedWindowOptions o;
-    o.fit.min_elapsed_s = cfg_.elapsed_min_s;
-    o.capacity = static_cast<std::size_t>(cfg_.elapsed_window);
-    o.refit_every = cfg_.elapsed_refit_every;
+    o.fit.min_elapsed_s = state_.cfg.elapsed_min_s;
+    o.capacity = static_cast<std::size_t>(state_.cfg.elapsed_window);
+    o.refit_every = state_.cfg.elapsed_refit_every;
     return elapsed_.emplace(gpu_type, model::ElapsedWindow(o)).first->second;
 }
 
-std::optional<Service::EndedJob> Service::ended_run(std::int64_t job_id) {
-    const std::optional<JobRow> job = store_.job(job_id);
+std::optional<Learning::EndedJob> Learning::ended_run(std::int64_t job_id) {
+    const std::optional<JobRow> job = state_.store.job(job_id);
     if (!job || !job->end) return std::nullopt;
     // The GPU type of the node it ran on first: a same-GPU pair is learned per GPU type.
-    const std::vector<PlacementRow> placed = store_.placements_of(job_id);
-    const int node = placed.empty() ? -1 : cfg_.topology.node_index(placed.front().node);
+    const std::vector<PlacementRow> placed = state_.store.placements_of(job_id);
+    const int node = placed.empty() ? -1 : state_.cfg.topology.node_index(placed.front().node);
     if (node < 0) return std::nullopt;
-    EndedJob out{cfg_.topology.type_of(node).gpu.gpu_type, {}};
+    EndedJob out{state_.cfg.topology.type_of(node).gpu.gpu_type, {}};
 
     model::JobHistory h;
     h.job_id = job_id;
-    h.state = job->state;
+    h.state = to_string(job->state);
     h.exit_status = job->exit_status;
     h.end = static_cast<double>(*job->end);
     // The plugin measures the elapsed time; colocd's own clock only says when it ended.
@@ -47,7 +47,7 @@ std::optional<Service::EndedJob> Service::ended_run(std::int64_t job_id) {
                            : job->start                          ? h.end - static_cast<double>(*job->start)
                                                                  : 0.0;
     h.start = h.end - elapsed;
-    for (const ColocationRow& c : store_.colocations_of(job_id))
+    for (const ColocationRow& c : state_.store.colocations_of(job_id))
         if (const auto where = model::sharing_from_string(c.sharing))
             h.shared.push_back({c.job_a == job_id ? c.job_b : c.job_a, *where, static_cast<double>(c.start),
                                 static_cast<double>(c.end.value_or(*job->end))});
@@ -55,27 +55,29 @@ std::optional<Service::EndedJob> Service::ended_run(std::int64_t job_id) {
     auto name_of = [&](std::int64_t id) {
         auto [it, fresh] = names.try_emplace(id);
         if (fresh) {
-            const std::optional<JobRow> other = store_.job(id);
-            it->second = (other ? profile_for(other->profile, other->user, other->job_name) : profile_for(""))->name;
+            const std::optional<JobRow> other = state_.store.job(id);
+            it->second =
+                (other ? state_.profile_for(other->profile, other->user, other->job_name) : state_.profile_for(""))
+                    ->name;
         }
         return it->second;
     };
     model::EndedRun& r = out.run;
-    const model::JobProfile& profile = *profile_for(job->profile, job->user, job->job_name);
+    const model::JobProfile& profile = *state_.profile_for(job->profile, job->user, job->job_name);
     r.job = profile.name;
     // A non-zero exit status fails a run whatever its state says.
-    r.state = model::completed(h) ? "COMPLETED" : (job->state == "ended" ? "FAILED" : job->state);
+    r.state = model::completed(h) ? "COMPLETED" : (job->state == JobState::Ended ? "FAILED" : to_string(job->state));
     r.elapsed_s = elapsed;
     r.intervals = model::intervals_of(h, name_of);
     // Solo work: what solo runs took, else what the profile declares.
-    if (const auto key = model::solo_key(catalogue_, job->profile, job->user, job->job_name))
-        if (const auto solo = learned_.runtime(key->name)) r.solo_s = solo->mean;
+    if (const auto key = model::solo_key(state_.catalogue, job->profile, job->user, job->job_name))
+        if (const auto solo = state_.learned.runtime(key->name)) r.solo_s = solo->mean;
     if (!(r.solo_s > 0) && profile.has("runtime_s")) r.solo_s = profile.runtime_s;
     return out;
 }
 
-void Service::learn_from_ended(std::int64_t job_id) {
-    model::Learner* learner = model_->learner();
+void Learning::learn_from_ended(std::int64_t job_id) {
+    model::Learner* learner = state_.model->learner();
     if (!learner) return;
     std::optional<EndedJob> ended = ended_run(job_id);
     if (!ended) return;
@@ -84,22 +86,22 @@ void Service::learn_from_ended(std::int64_t job_id) {
     std::unique_ptr<model::Learner::Saved> before = learner->save();
     const model::IntervalFit fit = learner->learn_elapsed(window.runs(), window.options().fit, ended->gpu_type);
     try {
-        store_.save_model_params(model_->name(), learner->params_json().dump(), now_s());
+        state_.store.save_model_params(state_.model->name(), learner->params_json().dump(), State::now_s());
     } catch (...) {
         learner->restore(std::move(before));  // what is not stored is not learned
         throw;
     }
-    ++counters_.elapsed_refits;
+    ++state_.counters.elapsed_refits;
     log_info("pair delays refitted from " + std::to_string(fit.used) + " ended " + ended->gpu_type + " jobs (" +
              std::to_string(fit.pairs.size()) + " pairs)");
 }
 
 // At start: the latest ended jobs in the store fill the windows again (what was learned from
 // them is in the stored parameters already), so the next refit keeps their evidence.
-void Service::load_ended_runs() {
+void Learning::load_ended_runs() {
     elapsed_.clear();
-    if (!model_->learner()) return;
-    std::vector<JobRow> latest = store_.jobs(-1, cfg_.elapsed_window);
+    if (!state_.model->learner()) return;
+    std::vector<JobRow> latest = state_.store.jobs(-1, state_.cfg.elapsed_window);
     for (auto it = latest.rbegin(); it != latest.rend(); ++it) {
         if (!it->end) continue;
         if (std::optional<EndedJob> ended = ended_run(it->job_id))
@@ -107,7 +109,7 @@ void Service::load_ended_runs() {
     }
 }
 
-Service::ElapsedCounts Service::elapsed_counts() const {
+Learning::ElapsedCounts Learning::elapsed_counts() const {
     ElapsedCounts c;
     for (const auto& [type, w] : elapsed_) {
         c.used += w.used();
@@ -120,11 +122,11 @@ Service::ElapsedCounts Service::elapsed_counts() const {
     return c;
 }
 
-void Service::elapsed_status(json& status) const {
+void Learning::status(json& status) const {
     const ElapsedCounts c = elapsed_counts();
     status["elapsed_jobs_used"] = c.used;
     for (const auto& [reason, n] : c.left_out) status["elapsed_left_out_" + reason] = n;
-    status["elapsed_refits"] = counters_.elapsed_refits;
+    status["elapsed_refits"] = state_.counters.elapsed_refits;
 }
 
 }  // namespace coloc::daemon

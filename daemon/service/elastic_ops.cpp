@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "daemon/log.hpp"
-#include "daemon/service/service.hpp"
+#include "daemon/service/slot_sizing.hpp"
 #include "proto/fields.hpp"
 #include "slurm/gres_detail.hpp"
 #include "slurm/hostlist.hpp"
@@ -16,16 +16,12 @@ namespace coloc::daemon {
 
 using proto::json;
 using slurm::SlurmJob;
+using slurm::SlurmSnapshot;
 
 namespace {
 
 constexpr const char* kSlot = "gpuslot";
 constexpr const char* kProfileTag = "coloc_profile=";  // etc/job_submit.lua writes it in AdminComment
-
-std::int64_t steady_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
 
 // Every partition the job may run in is in bind mode (what job_submit.lua maps to slots).
 bool in_bind_partitions(const Config& cfg, const std::string& partitions) {
@@ -48,27 +44,27 @@ std::string tagged_profile(const std::string& admin_comment) {
 
 }  // namespace
 
-std::vector<int> Service::bind_nodes() const {
+std::vector<int> SlotSizing::bind_nodes() const {
     std::vector<int> out;
-    const auto& topo = cfg_.topology;
+    const auto& topo = state_.cfg.topology;
     for (std::size_t n = 0; n < topo.nodes().size(); ++n) {
         if (topo.type_of(static_cast<int>(n)).slots_per_gpu < 2) continue;  // nothing to share
-        const auto mode = cfg_.node_modes.find(topo.nodes()[n].name);
-        if (mode != cfg_.node_modes.end() && mode->second != GpuMode::Bind) continue;
+        const auto mode = state_.cfg.node_modes.find(topo.nodes()[n].name);
+        if (mode != state_.cfg.node_modes.end() && mode->second != GpuMode::Bind) continue;
         out.push_back(static_cast<int>(n));
     }
     return out;
 }
 
-void Service::submit_to_slurm(std::vector<SlotUpdate> updates) {
+void SlotSizing::submit_to_slurm(std::vector<SlotUpdate> updates) {
     if (updates.empty()) return;
     if (!node_writer_) node_writer_ = std::make_unique<SlurmNodeWriter>();
     node_writer_->submit(std::move(updates));
 }
 
-void Service::size_slots() {
+void SlotSizing::size_slots(std::int64_t now_ms) {
     if (!elastic_.enabled()) return;
-    std::optional<SlurmAnswer> answer = elastic_reader_.poll(steady_ms());
+    std::optional<SlurmAnswer> answer = slurm_jobs_.poll(now_ms);
     if (!answer) return;
     if (!answer->ok) {
         if (elastic_error_ != answer->error) log_error("elastic slots: " + answer->error);
@@ -77,13 +73,13 @@ void Service::size_slots() {
     }
     elastic_error_.clear();
     try {
-        const auto& topo = cfg_.topology;
+        const auto& topo = state_.cfg.topology;
         const SlurmSnapshot& snap = answer->snapshot;
         std::vector<int> running_use(topo.nodes().size(), 0);
         std::map<place::JobId, double> ends;
         std::vector<std::pair<const SlurmJob*, PendingJob>> pending;
         for (const SlurmJob& j : snap.jobs) {
-            if (!in_bind_partitions(cfg_, j.partition)) continue;
+            if (!in_bind_partitions(state_.cfg, j.partition)) continue;
             if (j.running) {
                 for (const auto& where : j.nodes)
                     if (const int n = topo.node_index(where.node); n >= 0)
@@ -103,7 +99,8 @@ void Service::size_slots() {
             if (p.slots_per_node <= 0) continue;  // asks for no GPU slot
             p.nodes = j.nodes_wanted;
             p.time_limit_s = static_cast<double>(j.time_limit_s);
-            p.profile = profile_for(tagged_profile(j.admin_comment), user_names_.of(j.uid, snap.taken_at), j.name);
+            p.profile =
+                state_.profile_for(tagged_profile(j.admin_comment), state_.user_names.of(j.uid, snap.taken_at), j.name);
             if (!j.required_nodes.empty())
                 if (const auto names = slurm::expand_hostlist(j.required_nodes))
                     for (const std::string& name : *names)
@@ -119,20 +116,21 @@ void Service::size_slots() {
         });
         // Only the head of the queue is weighed: a round stays short however long the queue, and
         // jobs further back start after those ahead of them anyway.
-        if (pending.size() > static_cast<std::size_t>(cfg_.elastic.max_pending_jobs))
-            pending.resize(static_cast<std::size_t>(cfg_.elastic.max_pending_jobs));
+        if (pending.size() > static_cast<std::size_t>(state_.cfg.elastic.max_pending_jobs))
+            pending.resize(static_cast<std::size_t>(state_.cfg.elastic.max_pending_jobs));
         std::vector<PendingJob> queue;
         for (auto& [_, p] : pending) queue.push_back(std::move(p));
-        const KnownEnds time(cluster_, static_cast<double>(snap.taken_at), std::move(ends));
-        const ElasticPlan plan = plan_elastic_slots(cluster_, policy_, time, bind_nodes(), running_use, queue);
+        const KnownEnds time(state_.cluster, static_cast<double>(snap.taken_at), std::move(ends));
+        const ElasticPlan plan =
+            plan_elastic_slots(state_.cluster, state_.policy, time, bind_nodes(), running_use, queue);
         submit_to_slurm(elastic_.apply(plan, topo, snap.taken_at));
     } catch (const std::exception& e) {
         log_error("elastic slots: " + std::string(e.what()));
     }
 }
 
-json Service::elastic_json() const {
-    const auto& topo = cfg_.topology;
+json SlotSizing::elastic_json() const {
+    const auto& topo = state_.cfg.topology;
     json nodes = json::array();
     std::optional<SlurmNodeWriter::Status> st;
     if (node_writer_) st = node_writer_->status();
@@ -166,11 +164,11 @@ json Service::elastic_json() const {
 
 // {"op":"elastic"} reads; {"op":"elastic","enabled":true|false} switches (admins only: the route
 // table's admin_field). Switching off answers once Slurm has every full count back (or after 5 s).
-json Service::on_elastic(const proto::Request& req, const proto::Identity& who) {
+json SlotSizing::on_elastic(const proto::Request& req, const proto::Identity& who) {
     if (req.body.contains("enabled")) {
         const bool on = proto::get_bool_or(req.body, "enabled", false);
         if (elastic_.enabled() != on) log_info(std::string("elastic slots switched ") + (on ? "on" : "off"));
-        submit_to_slurm(elastic_.set_enabled(on, cfg_.topology));
+        submit_to_slurm(elastic_.set_enabled(on, state_.cfg.topology));
         if (!on && node_writer_) node_writer_->flush(5000);
     }
     json out = elastic_json();
@@ -178,15 +176,15 @@ json Service::on_elastic(const proto::Request& req, const proto::Identity& who) 
     if (!access_.is_admin(who.uid)) {
         json mine = json::array();
         for (const json& v : out["pending"])
-            if (visible_to(v["uid"].get<std::int64_t>(), who)) mine.push_back(v);
+            if (access_.may_see(v["uid"].get<std::int64_t>(), who.uid)) mine.push_back(v);
         out["pending"] = mine;
     }
     return {{"elastic_slots", out}};
 }
 
-json Service::elastic_verdict_of(std::int64_t job_id, const proto::Identity& who) const {
+json SlotSizing::elastic_verdict_of(std::int64_t job_id, const proto::Identity& who) const {
     const PendingVerdict* v = elastic_.verdict_of(job_id);
-    if (!v || !visible_to(v->uid, who)) return nullptr;
+    if (!v || !access_.may_see(v->uid, who.uid)) return nullptr;
     return {{"opens", v->opens}, {"node", v->node}, {"why", v->why}};
 }
 

@@ -1,13 +1,13 @@
-// The launch path: the plugin's place, started and ended reports (root or SlurmUser only, as the
-// route table says). A place request goes through on_place's steps in order; a job on several
-// nodes is placed whole in multinode.cpp.
+// The launch path: the plugin's place, started and ended reports. A place request goes through
+// place()'s steps in order; a job on several nodes is placed whole in multinode.cpp.
 #include <algorithm>
 #include <chrono>
 #include <ctime>
 
 #include "daemon/log.hpp"
-#include "daemon/service/alternatives.hpp"
-#include "daemon/service/service.hpp"
+#include "daemon/service/launch.hpp"
+#include "daemon/service/learning.hpp"
+#include "daemon/service/slot_sizing.hpp"
 #include "place/sharing_rule.hpp"
 #include "proto/errors.hpp"
 #include "proto/messages.hpp"
@@ -37,8 +37,27 @@ GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
 
 }  // namespace
 
-json Service::place_step(const proto::Request& req) {
-    Placing p = parse_place(req);                               // the request, its node (known), now
+Launch::Launch(State& state, Learning& learning, const SlotSizing& sizing, slurm::JobGpusLookup::Query job_gpus,
+               slurm::JobGresLookup::Query job_gres)
+    : state_(state),
+      learning_(learning),
+      sizing_(sizing),
+      job_gpus_(std::move(job_gpus)),
+      job_gres_(std::move(job_gres)) {
+    recover_running_jobs();
+}
+
+// The request is decoded once; every way through place() answers with a PlaceReply.
+json Launch::on_place(const proto::Request& req, const proto::Identity&) {
+    Placing p = parse_place(req);  // the request, its node (known), now
+    proto::PlaceReply reply = place(p);
+    // A --coloc-profile colocd does not know runs as the default profile; the plugin tells the
+    // user so in the job's stderr.
+    reply.profile_unknown = state_.profile_unknown(p.r.profile);
+    return reply.to_json();
+}
+
+proto::PlaceReply Launch::place(Placing& p) {
     adopt_fallbacks(p);                                         // what the plugin placed alone before
     if (auto earlier = earlier_decision(p)) return *earlier;    // a later step on the same node
     resolve_how(p);                                             // mode and profile
@@ -50,48 +69,48 @@ json Service::place_step(const proto::Request& req) {
     return record_on_node(p, choice);                           // stored, applied; the reply
 }
 
-Service::Placing Service::parse_place(const proto::Request& req) const {
+Launch::Placing Launch::parse_place(const proto::Request& req) const {
     Placing p;
     p.r = proto::PlaceRequest::from_json(req.body);
-    p.now = now_s();
-    p.node = cfg_.topology.node_index(p.r.node);
-    if (p.node < 0) throw ProtoError(code::kNotFound, "node '" + p.r.node + "' is not described in " + cfg_.path);
+    p.now = State::now_s();
+    p.node = state_.cfg.topology.node_index(p.r.node);
+    if (p.node < 0) throw ProtoError(code::kNotFound, "node '" + p.r.node + "' is not described in " + state_.cfg.path);
     return p;
 }
 
-void Service::adopt_fallbacks(const Placing& p) {
+void Launch::adopt_fallbacks(const Placing& p) {
     for (const auto& local : p.r.unreported) adopt(p.r.node, local, p.now);
 }
 
-std::optional<json> Service::earlier_decision(const Placing& p) {
-    for (const PlacementRow& row : store_.placements_of(p.r.job_id))
+std::optional<proto::PlaceReply> Launch::earlier_decision(const Placing& p) {
+    for (const PlacementRow& row : state_.store.placements_of(p.r.job_id))
         if (row.node == p.r.node) {
-            ++counters_.reused;
+            ++state_.counters.reused;
             proto::PlaceReply reply{.decision = row.decision,
                                     .mode = proto::parse_mode(row.mode).value_or(GpuMode::Narrow),
                                     .gpus = row.gpus,
                                     .predicted_slowdown = row.predicted_slowdown,
                                     .reused = true};
             attach_phase_slot(reply, p.r);
-            return reply.to_json();
+            return reply;
         }
     return std::nullopt;
 }
 
-void Service::resolve_how(Placing& p) {
-    p.mode = resolve_mode(cfg_, p.r);
-    p.profile = profile_for(p.r.profile, user_names_.of(p.r.job_uid, p.now), p.r.job_name);
+void Launch::resolve_how(Placing& p) {
+    p.mode = resolve_mode(state_.cfg, p.r);
+    p.profile = state_.profile_for(p.r.profile, state_.user_names.of(p.r.job_uid, p.now), p.r.job_name);
 }
 
-void Service::check_step_gpus(const Placing& p) const {
-    const int gpu_count = cfg_.topology.type_of(p.node).gpus;
+void Launch::check_step_gpus(const Placing& p) const {
+    const int gpu_count = state_.cfg.topology.type_of(p.node).gpus;
     for (int g : p.r.slurm_gpus)
         if (g >= gpu_count)
             throw ProtoError(code::kBadField, "field 'slurm_gpus': GPU " + std::to_string(g) + " does not exist on " +
                                                   p.r.node + " (" + std::to_string(gpu_count) + " GPUs)");
 }
 
-Service::NodeChoice Service::decide_on_node(const Placing& p) {
+Launch::NodeChoice Launch::decide_on_node(const Placing& p) {
     const proto::PlaceRequest& r = p.r;
     place::JobRequest request;
     request.id = static_cast<place::JobId>(r.job_id);
@@ -105,142 +124,151 @@ Service::NodeChoice Service::decide_on_node(const Placing& p) {
     if (p.mode == GpuMode::Bind) {
         if (r.slots < 1) throw ProtoError(code::kBadField, "field 'slots': bind mode needs the number of GPU slots");
         request.gpus_per_node = r.slots;
-        decision = decide(request, cfg_.explain_candidates);
+        decision = decide(request, state_.cfg.explain_candidates);
         if (!decision.placed) throw ProtoError(code::kNoCapacity, r.node + ": " + decision.reason);
         choice.gpus = decision.chosen.where.front().gpus;
     } else if (p.mode == GpuMode::Narrow) {
         if (r.slurm_gpus.empty())
             throw ProtoError(code::kBadField, "field 'slurm_gpus': narrow mode needs the GPUs Slurm gave the step");
-        request.gpus_per_node = narrow_gpu_count(cfg_, *p.profile, static_cast<int>(r.slurm_gpus.size()));
+        request.gpus_per_node = narrow_gpu_count(state_.cfg, *p.profile, static_cast<int>(r.slurm_gpus.size()));
         request.allowed_gpus = r.slurm_gpus;
-        decision = decide(request, cfg_.explain_candidates);
+        decision = decide(request, state_.cfg.explain_candidates);
         if (decision.placed) {
             choice.gpus = decision.chosen.where.front().gpus;
         } else {
             // Slurm owns these GPUs whatever colocd counts; keep its choice, score it as it is.
             choice.gpus = r.slurm_gpus;
-            decision.chosen = place::score_candidate(cluster_, *model_, request, {{p.node, choice.gpus}});
+            decision.chosen = place::score_candidate(state_.cluster, *state_.model, request, {{p.node, choice.gpus}});
             decision.ranked = {decision.chosen};
         }
     } else {
         choice.gpus = r.slurm_gpus;
         request.gpus_per_node = static_cast<int>(choice.gpus.size());
         if (!choice.gpus.empty())
-            decision.chosen = place::score_candidate(cluster_, *model_, request, {{p.node, choice.gpus}});
+            decision.chosen = place::score_candidate(state_.cluster, *state_.model, request, {{p.node, choice.gpus}});
     }
     return choice;
 }
 
-json Service::record_on_node(const Placing& p, const NodeChoice& choice) {
+proto::PlaceReply Launch::record_on_node(const Placing& p, const NodeChoice& choice) {
     const proto::PlaceRequest& r = p.r;
     const std::int64_t now = p.now;
     const std::vector<int>& gpus = choice.gpus;
     const JobRow job = placed_job_row(r, now);
 
-    PlacementRow row;
-    row.job_id = r.job_id;
-    row.node = r.node;
-    row.mode = to_string(p.mode);
-    row.gpus = gpus;
-    row.predicted_slowdown = choice.decision.chosen.job_slowdown;
-    row.created = now;
+    PlacementRow row{.job_id = r.job_id,
+                     .node = r.node,
+                     .mode = to_string(p.mode),
+                     .gpus = gpus,
+                     .predicted_slowdown = choice.decision.chosen.job_slowdown,
+                     .created = now};
     AlternativesWriter alternatives;
     for (const auto& c : choice.decision.ranked) write_candidate(alternatives, c);
     alternatives.sharing(choice.decision.sharing);
     row.alternatives = alternatives.finish();
 
-    // Who this job will share something with, from now on.
-    std::vector<ColocationRow> opened;
-    const place::Placement mine{p.node, gpus};
-    for (place::JobId other : cluster_.jobs_on_node(p.node)) {
-        if (other == static_cast<place::JobId>(r.job_id)) continue;
-        const place::RunningJob& them = *cluster_.find(other);
-        model::Sharing s = cluster_.intra_node_sharing(mine, *them.on_node(p.node));
-        opened.push_back({r.job_id, static_cast<std::int64_t>(other), r.node, model::to_string(s), now, std::nullopt});
-    }
-
-    store_.record_placement(job, row, opened);  // stored or queued before anything is acknowledged
-    record_steering_advice(row.decision, r.job_id, r.node, *p.profile);
-    occupy(r.job_id, p.profile, p.node, gpus, /*enforce_slots=*/p.mode == GpuMode::Bind, now);
-    ++counters_.placements;
-    metrics_.predicted_slowdown.observe(row.predicted_slowdown);
+    const std::vector<ColocationRow> opened = opened_colocations(r, {p.node, gpus}, r.node, now);
+    state_.store.record_placement(job, row, opened);  // stored or queued before anything is acknowledged
+    record_steering_advice(row.decision, r.job_id, r.node);
+    state_.occupy(r.job_id, p.profile, p.node, gpus, /*enforce_slots=*/p.mode == GpuMode::Bind, now);
+    ++state_.counters.placements;
+    state_.metrics.predicted_slowdown.observe(row.predicted_slowdown);
     log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" + row.mode +
              ", decision " + std::to_string(row.decision) + ", predicted slowdown " +
              std::to_string(row.predicted_slowdown) + ")");
     proto::PlaceReply reply{
         .decision = row.decision, .mode = p.mode, .gpus = gpus, .predicted_slowdown = row.predicted_slowdown};
     attach_phase_slot(reply, r);
-    return reply.to_json();
+    return reply;
 }
 
-place::Decision Service::decide(const place::JobRequest& request, int keep) {
+place::Decision Launch::decide(const place::JobRequest& request, int keep) {
     // The CPU clock is read outside the timed span (on this kind of host it is a system call).
     const double cpu0 = thread_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
-    place::Decision decision = policy_.place(cluster_, request, keep);
+    place::Decision decision = state_.policy.place(state_.cluster, request, keep);
     // Slurm has started the job and colocd sees no queue: the rule never holds it here, but
     // explain says whether it shares and why.
     if (decision.placed && decision.sharing.empty())
-        decision.sharing = place::judge_sharing(cluster_, request, decision.chosen, {}).why();
-    metrics_.decision_seconds.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    metrics_.decision_cpu_seconds.observe(thread_cpu_seconds() - cpu0);
+        decision.sharing = place::judge_sharing(state_.cluster, request, decision.chosen, {}).why();
+    state_.metrics.decision_seconds.observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    state_.metrics.decision_cpu_seconds.observe(thread_cpu_seconds() - cpu0);
     return decision;
 }
 
-json Service::on_started(const proto::Request& req, const proto::Identity&) {
+json Launch::on_started(const proto::Request& req, const proto::Identity&) {
     const auto r = proto::StartedReport::from_json(req.body);
     // A local choice, reported as the job starts (so that its reports are taken at once): colocd
     // records it as it is, and moves a job it had placed elsewhere on that node.
     if (r.decision == 0 && !r.gpus.empty())
-        adopt(r.node, {r.job_id, r.gpus, r.time ? r.time : now_s()}, now_s(), r.job_uid);
-    store_.record_started(r.job_id, r.time ? r.time : now_s());
+        adopt(r.node, {r.job_id, r.gpus, r.time ? r.time : State::now_s()}, State::now_s(), r.job_uid);
+    state_.store.record_started(r.job_id, r.time ? r.time : State::now_s());
     return json::object();
 }
 
-json Service::on_ended(const proto::Request& req, const proto::Identity&) {
+json Launch::on_ended(const proto::Request& req, const proto::Identity&) {
     const auto r = proto::EndedReport::from_json(req.body);
-    const std::int64_t when = r.time ? r.time : now_s();
-    int node = cfg_.topology.node_index(r.node);
+    const std::int64_t when = r.time ? r.time : State::now_s();
+    int node = state_.cfg.topology.node_index(r.node);
     bool still_elsewhere = false;
-    if (const place::RunningJob* job = cluster_.find(static_cast<place::JobId>(r.job_id)))
+    if (const place::RunningJob* job = state_.cluster.find(static_cast<place::JobId>(r.job_id)))
         for (const auto& p : job->where)
             if (p.node != node) still_elsewhere = true;
-    store_.record_ended(r.job_id, r.node, when, r.exit_status, r.elapsed_s, !still_elsewhere);
-    if (node >= 0) release(r.job_id, node);
+    state_.store.record_ended(r.job_id, r.node, when, r.exit_status, r.elapsed_s, !still_elsewhere);
+    if (node >= 0) state_.release(r.job_id, node);
     if (!still_elsewhere) {
-        record_solo_runtime(r.job_id, now_s());
-        learn_from_ended(r.job_id);
+        learning_.job_ended(r.job_id, State::now_s());
     }
-    ++counters_.ended;
-    return {{"known", store_.job(r.job_id).has_value()}};
+    ++state_.counters.ended;
+    return {{"known", state_.store.job(r.job_id).has_value()}};
 }
 
-JobRow Service::placed_job_row(const proto::PlaceRequest& r, std::int64_t now) {
-    JobRow job;
-    job.job_id = r.job_id;
-    job.uid = r.job_uid;
-    job.user = user_names_.of(r.job_uid, now);
-    job.job_name = r.job_name;
-    job.partition = r.partition;
-    job.profile = r.profile;
-    job.first_seen = now;
-    job.state = "placed";
-    return job;
+JobRow Launch::placed_job_row(const proto::PlaceRequest& r, std::int64_t now) {
+    return {.job_id = r.job_id,
+            .uid = r.job_uid,
+            .user = state_.user_names.of(r.job_uid, now),
+            .job_name = r.job_name,
+            .partition = r.partition,
+            .profile = r.profile,
+            .first_seen = now,
+            .state = JobState::Placed};
 }
 
-void Service::write_candidate(AlternativesWriter& out, const place::Candidate& c) const {
-    const auto& topo = cfg_.topology;
+std::vector<ColocationRow> Launch::opened_colocations(const proto::PlaceRequest& r, const place::Placement& mine,
+                                                      const std::string& node_name, std::int64_t now) const {
+    std::vector<ColocationRow> opened;
+    for (place::JobId other : state_.cluster.jobs_on_node(mine.node)) {
+        if (other == static_cast<place::JobId>(r.job_id)) continue;
+        const place::RunningJob& them = *state_.cluster.find(other);
+        opened.push_back(
+            {.job_a = r.job_id,
+             .job_b = static_cast<std::int64_t>(other),
+             .node = node_name,
+             .sharing = model::to_string(state_.cluster.intra_node_sharing(mine, *them.on_node(mine.node))),
+             .start = now});
+    }
+    return opened;
+}
+
+void Launch::record_steering_advice(std::int64_t decision, std::int64_t job_id, const std::string& node) {
+    if (const std::optional<std::string> advice = sizing_.advice_for(node))
+        state_.store.record_steering_advice(decision, job_id, node, *advice);
+}
+
+void Launch::write_candidate(AlternativesWriter& out, const place::Candidate& c) const {
+    const auto& topo = state_.cfg.topology;
     out.candidate(c.job_slowdown, c.harm, c.loss);
     for (const auto& p : c.where) out.where(topo.nodes()[static_cast<std::size_t>(p.node)].name, p.gpus);
     for (const auto& e : c.effects) {
         // The tightest thing the neighbour shares with the candidate: its GPUs, island, switch or
         // node where both run, else the network link its multi-node traffic crosses.
         const char* shares = "link";
-        if (const place::RunningJob* them = cluster_.find(e.id)) {
+        if (const place::RunningJob* them = state_.cluster.find(e.id)) {
             std::optional<model::Sharing> tightest;
             for (const auto& p : c.where)
                 if (const place::Placement* tp = them->on_node(p.node)) {
-                    const model::Sharing s = cluster_.intra_node_sharing(p, *tp);
+                    const model::Sharing s = state_.cluster.intra_node_sharing(p, *tp);
                     if (!tightest || s < *tightest) tightest = s;
                 }
             if (tightest) shares = model::to_string(*tightest);

@@ -6,18 +6,18 @@
 // jobs are placed into the room they leave. Running jobs keep theirs: their phase is theirs.
 #include <algorithm>
 
-#include "daemon/service/service.hpp"
+#include "daemon/service/launch.hpp"
 #include "model/defaults.hpp"
 #include "model/phase_offset.hpp"
 
 namespace coloc::daemon {
 
-void Service::attach_phase_slot(proto::PlaceReply& reply, const proto::PlaceRequest& r) {
+void Launch::attach_phase_slot(proto::PlaceReply& reply, const proto::PlaceRequest& r) {
     std::erase_if(phase_slots_,
-                  [&](const auto& entry) { return !cluster_.find(static_cast<place::JobId>(entry.first)); });
+                  [&](const auto& entry) { return !state_.cluster.find(static_cast<place::JobId>(entry.first)); });
     auto have = phase_slots_.find(r.job_id);
     if (have == phase_slots_.end()) {
-        const place::RunningJob* job = cluster_.find(static_cast<place::JobId>(r.job_id));
+        const place::RunningJob* job = state_.cluster.find(static_cast<place::JobId>(r.job_id));
         if (!job) return;
         const model::Burst burst = model::link_burst(*job->profile);
         const bool crosses_link = job->multi_node() || job->profile->nodes > 1 || r.job_nodes.size() > 1;
@@ -26,13 +26,13 @@ void Service::attach_phase_slot(proto::PlaceReply& reply, const proto::PlaceRequ
         slot.period_s = burst.period_s;
         slot.burst_s = burst.burst_s;
         auto add_link = [&](const std::string& name) {
-            const int n = cfg_.topology.node_index(name);
+            const int n = state_.cfg.topology.node_index(name);
             if (n < 0) return;
-            const int link = cfg_.topology.nodes()[static_cast<std::size_t>(n)].link;
+            const int link = state_.cfg.topology.nodes()[static_cast<std::size_t>(n)].link;
             if (link >= 0 && std::find(slot.links.begin(), slot.links.end(), link) == slot.links.end())
                 slot.links.push_back(link);
         };
-        for (const auto& p : job->where) add_link(cfg_.topology.nodes()[static_cast<std::size_t>(p.node)].name);
+        for (const auto& p : job->where) add_link(state_.cfg.topology.nodes()[static_cast<std::size_t>(p.node)].name);
         for (const auto& name : r.job_nodes) add_link(name);
         std::vector<model::PhasedBurst> neighbours;
         for (const auto& [id, other] : phase_slots_)

@@ -3,44 +3,54 @@
 #include <cmath>
 
 #include "daemon/log.hpp"
-#include "daemon/service/service.hpp"
+#include "daemon/service/learning.hpp"
 
 namespace coloc::daemon {
 
 using proto::json;
 
-void Service::load_solo_runs() {
-    learned_.clear();
-    for (const SoloRunWrite& r : store_.solo_runs()) {
+void Learning::load_solo_runs() {
+    state_.learned.clear();
+    for (const SoloRunWrite& r : state_.store.solo_runs()) {
         const model::SoloKey key{r.key, r.learned};
-        if (r.iter_time_s) learned_.record_iter_time(key, r.job_id, *r.iter_time_s);
-        if (r.runtime_s) learned_.record_runtime(key, r.job_id, *r.runtime_s);
+        if (r.iter_time_s) state_.learned.record_iter_time(key, r.job_id, *r.iter_time_s);
+        if (r.runtime_s) state_.learned.record_runtime(key, r.job_id, *r.runtime_s);
     }
 }
 
 // A report with no neighbour at all is a solo iteration time.
-void Service::record_solo_iter_time(const JobRow& job, double iter_time_s, std::int64_t now) {
-    const auto key = model::solo_key(catalogue_, job.profile, job.user, job.job_name);
+void Learning::record_solo_iter_time(const JobRow& job, double iter_time_s, std::int64_t now) {
+    const auto key = model::solo_key(state_.catalogue, job.profile, job.user, job.job_name);
     if (!key) return;
-    SoloRunWrite w{key->name, key->learned, job.job_id, now, iter_time_s, std::nullopt};
-    store_.record_solo_run(w);
-    learned_.record_iter_time(*key, job.job_id, iter_time_s);
+    SoloRunWrite w{.key = key->name,
+                   .learned = key->learned,
+                   .job_id = job.job_id,
+                   .time = now,
+                   .iter_time_s = iter_time_s,
+                   .runtime_s = std::nullopt};
+    state_.store.record_solo_run(w);
+    state_.learned.record_iter_time(*key, job.job_id, iter_time_s);
 }
 
 // A job that ended well and never shared anything with another job (no co-location interval
 // at any level) ran alone: its elapsed time is a solo runtime. Failed jobs and jobs colocd did
 // not see start and end are left out.
-void Service::record_solo_runtime(std::int64_t job_id, std::int64_t now) {
-    const std::optional<JobRow> job = store_.job(job_id);
-    if (!job || job->state != "ended" || job->exit_status.value_or(-1) != 0 || !job->elapsed_s ||
+void Learning::record_solo_runtime(std::int64_t job_id, std::int64_t now) {
+    const std::optional<JobRow> job = state_.store.job(job_id);
+    if (!job || job->state != JobState::Ended || job->exit_status.value_or(-1) != 0 || !job->elapsed_s ||
         !std::isfinite(*job->elapsed_s) || *job->elapsed_s <= 0)
         return;
-    if (!store_.colocations_of(job_id).empty()) return;
-    const auto key = model::solo_key(catalogue_, job->profile, job->user, job->job_name);
+    if (!state_.store.colocations_of(job_id).empty()) return;
+    const auto key = model::solo_key(state_.catalogue, job->profile, job->user, job->job_name);
     if (!key) return;
-    SoloRunWrite w{key->name, key->learned, job_id, now, std::nullopt, *job->elapsed_s};
-    store_.record_solo_run(w);
-    learned_.record_runtime(*key, job_id, *job->elapsed_s);
+    SoloRunWrite w{.key = key->name,
+                   .learned = key->learned,
+                   .job_id = job_id,
+                   .time = now,
+                   .iter_time_s = std::nullopt,
+                   .runtime_s = *job->elapsed_s};
+    state_.store.record_solo_run(w);
+    state_.learned.record_runtime(*key, job_id, *job->elapsed_s);
 }
 
 namespace {
@@ -52,9 +62,9 @@ std::string runs_text(int runs) {
 }  // namespace
 
 // Each figure says where it came from: solo runs, the catalogue, or the documented default.
-json Service::on_profiles(const proto::Request&, const proto::Identity&) {
+json Learning::on_profiles(const proto::Request&, const proto::Identity&) {
     json rows = json::array();
-    for (const model::LearnedProfiles::Entry& e : learned_.entries()) {
+    for (const model::LearnedProfiles::Entry& e : state_.learned.entries()) {
         const model::JobProfile& p = *e.profile;
         json row = {{"name", p.name}, {"kind", e.learned ? "learned" : "catalogue"}};
         if (e.iter_time) {

@@ -2,7 +2,8 @@
 // on the launch path, and colocd has libslurm initialised already, so one bounded lookup here
 // costs a few milliseconds, once per job (its other nodes find the answer kept).
 #include "daemon/log.hpp"
-#include "daemon/service/service.hpp"
+#include "daemon/service/launch.hpp"
+#include "proto/errors.hpp"
 #include "slurm/session.hpp"
 
 namespace coloc::daemon {
@@ -16,22 +17,22 @@ namespace {
 constexpr std::size_t kKeptJobs = 4096;
 }  // namespace
 
-JobGres load_job_gres_for_colocd(std::int64_t job_id) {
+slurm::JobGres load_job_gres_for_colocd(std::int64_t job_id) {
     slurm::init_libslurm();
     return slurm::load_job_gres(job_id);
 }
 
-std::optional<json> Service::resolve_slots(Placing& p) {
+std::optional<proto::PlaceReply> Launch::resolve_slots(Placing& p) {
     proto::PlaceRequest& r = p.r;
     if (p.mode != GpuMode::Bind || r.slots > 0 || r.slots_gres.empty()) return std::nullopt;
     auto seen = job_gres_seen_.find(r.job_id);
     if (seen == job_gres_seen_.end()) {
-        if (job_gpus_left_.count() <= 0)
+        if (slurmctld_left_.count() <= 0)
             throw ProtoError(code::kUnavailable, "this round of requests has already waited " +
-                                                     std::to_string(kJobGpusWait.count()) + " ms for slurmctld");
-        const JobGresLookup::Answer answer =
-            job_gres_.ask(r.job_id, std::chrono::duration_cast<std::chrono::milliseconds>(job_gpus_left_));
-        job_gpus_left_ -= std::chrono::microseconds(static_cast<std::int64_t>(answer.seconds * 1e6));
+                                                     std::to_string(kSlurmctldWait.count()) + " ms for slurmctld");
+        const slurm::JobGresLookup::Answer answer =
+            job_gres_.ask(r.job_id, std::chrono::duration_cast<std::chrono::milliseconds>(slurmctld_left_));
+        slurmctld_left_ -= std::chrono::microseconds(static_cast<std::int64_t>(answer.seconds * 1e6));
         if (!answer.value)
             throw ProtoError(code::kUnavailable, "bind slots of job " + std::to_string(r.job_id) + ": " + answer.error);
         log_debug("job " + std::to_string(r.job_id) + ": slurmctld told its GRES in " +
@@ -48,7 +49,7 @@ std::optional<json> Service::resolve_slots(Placing& p) {
     // No slots here (a CPU-only job): nothing to place, nothing to record; the plugin remembers it.
     proto::PlaceReply none{.mode = GpuMode::Bind};
     none.slots = 0;
-    return none.to_json();
+    return none;
 }
 
 }  // namespace coloc::daemon

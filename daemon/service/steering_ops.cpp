@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "daemon/log.hpp"
-#include "daemon/service/service.hpp"
+#include "daemon/service/slot_sizing.hpp"
 #include "proto/errors.hpp"
 #include "proto/fields.hpp"
 
@@ -20,13 +20,7 @@ std::int64_t steady_ms() {
         .count();
 }
 
-// Nodes a steering round looks at per pass of colocd's loop: about 0.2 ms each on busy nodes
-// (three probes), so a pass holds requests up for ~10 ms however large the cluster.
-constexpr int kSteeringNodesPerCall = 64;
-
-}  // namespace
-
-Steering Service::make_steering(const Config& cfg, const model::ProfileCatalogue& catalogue) {
+Steering make_steering(const Config& cfg, const model::ProfileCatalogue& catalogue) {
     try {
         return Steering(cfg.steering, catalogue, static_cast<int>(cfg.topology.nodes().size()));
     } catch (const std::invalid_argument& e) {
@@ -34,23 +28,45 @@ Steering Service::make_steering(const Config& cfg, const model::ProfileCatalogue
     }
 }
 
-void Service::submit_to_slurm(std::vector<NodeUpdate> updates) {
+// Nodes a steering round looks at per pass of colocd's loop: about 0.2 ms each on busy nodes
+// (three probes), so a pass holds requests up for ~10 ms however large the cluster.
+constexpr int kSteeringNodesPerCall = 64;
+
+}  // namespace
+
+SlotSizing::SlotSizing(State& state, const Access& access)
+    : state_(state),
+      access_(access),
+      steering_(make_steering(state.cfg, state.catalogue)),
+      elastic_(state.cfg.elastic, static_cast<int>(state.cfg.topology.nodes().size())),
+      slurm_jobs_(state.cfg.elastic.interval_s) {}
+
+void SlotSizing::run_due(std::int64_t now_ms) {
+    steer(now_ms);
+    size_slots(now_ms);
+}
+
+void SlotSizing::submit_to_slurm(std::vector<NodeUpdate> updates) {
     if (updates.empty()) return;
     if (!node_writer_) node_writer_ = std::make_unique<SlurmNodeWriter>();
     node_writer_->submit(std::move(updates));
 }
 
-void Service::steer() {
+void SlotSizing::steer(std::int64_t now_ms) {
+    if (state_.cluster_version != steered_version_) {  // a job came or went: the next round recomputes
+        steering_.mark_dirty();
+        steered_version_ = state_.cluster_version;
+    }
     try {
-        submit_to_slurm(steering_.round(cluster_, policy_, *model_, steady_ms(), kSteeringNodesPerCall));
+        submit_to_slurm(steering_.round(state_.cluster, state_.policy, *state_.model, now_ms, kSteeringNodesPerCall));
     } catch (const std::exception& e) {
         log_error("steering: " + std::string(e.what()));
     }
 }
 
-json Service::steering_json() const {
+json SlotSizing::steering_json() const {
     json nodes = json::array();
-    const auto& topo = cfg_.topology;
+    const auto& topo = state_.cfg.topology;
     for (std::size_t n = 0; n < topo.nodes().size(); ++n) {
         const auto& a = steering_.applied(static_cast<int>(n));
         if (!a) continue;
@@ -76,37 +92,29 @@ json Service::steering_json() const {
 
 // {"op":"steering"} reads; {"op":"steering","enabled":true|false} switches (admins only: the
 // route table's admin_field).
-json Service::on_steering(const proto::Request& req, const proto::Identity&) {
+json SlotSizing::on_steering(const proto::Request& req, const proto::Identity&) {
     if (req.body.contains("enabled")) {
         const bool on = proto::get_bool_or(req.body, "enabled", false);
         if (steering_.enabled() != on) log_info(std::string("node steering switched ") + (on ? "on" : "off"));
-        submit_to_slurm(steering_.set_enabled(on, cfg_.topology));
-        if (on) steer();
+        submit_to_slurm(steering_.set_enabled(on, state_.cfg.topology));
+        if (on) steer(steady_ms());
         // Switching off answers once Slurm has the admin's settings back (or after 5 s).
         if (!on && node_writer_) node_writer_->flush(5000);
     }
     return {{"steering", steering_json()}};
 }
 
-void Service::record_steering_advice(std::int64_t decision, std::int64_t job_id, const std::string& node,
-                                     const model::JobProfile&) {
-    if (!steering_.enabled()) return;
-    const int here = cfg_.topology.node_index(node);
-    if (here < 0) return;
+std::optional<std::string> SlotSizing::advice_for(const std::string& node) const {
+    if (!steering_.enabled()) return std::nullopt;
+    const int here = state_.cfg.topology.node_index(node);
+    if (here < 0) return std::nullopt;
     const std::optional<int> least = steering_.least_extra_weight();
     const auto& mine = steering_.applied(here);
     json advice = {{"extra_weight", mine ? mine->extra_weight : 0},
                    {"least_extra_weight", least.value_or(0)},
                    {"followed", !mine || !least || mine->extra_weight <= *least},
                    {"features", mine ? mine->features : std::vector<std::string>{}}};
-    store_.record_steering_advice(decision, job_id, node, advice.dump());
-}
-
-json Service::steering_advice_of(std::int64_t decision) {
-    const std::optional<std::string> stored = store_.steering_advice(decision);
-    if (!stored) return nullptr;
-    json advice = json::parse(*stored, nullptr, false);
-    return advice.is_discarded() ? json(nullptr) : advice;
+    return advice.dump();
 }
 
 }  // namespace coloc::daemon

@@ -66,22 +66,22 @@ void StoreBacklog::overlay_job(std::int64_t job_id, std::optional<JobRow>& row) 
         if (const auto* w = as<PlacementWrite>(e); w && w->job.job_id == job_id) {
             if (!row)
                 row = w->job;
-            else if (row->state != "ended")
+            else if (row->state != JobState::Ended)
                 row->state = w->job.state;
         } else if (const auto* s = as<StartedWrite>(e); s && s->job_id == job_id && row) {
             if (!row->start) row->start = s->time;
-            if (row->state == "placed") row->state = "running";
+            if (row->state == JobState::Placed) row->state = JobState::Running;
         } else if (const auto* d = as<EndedWrite>(e); d && d->job_id == job_id && row && d->job_done) {
             row->end = d->time;
             row->exit_status = d->exit_status;
             row->elapsed_s = d->elapsed_s;
-            row->state = "ended";
+            row->state = JobState::Ended;
             row->end_reason.reset();
         } else if (const auto* c = as<ClosedWrite>(e);
-                   c && c->job_id == job_id && row && c->job_done && row->state != "ended") {
+                   c && c->job_id == job_id && row && c->job_done && row->state != JobState::Ended) {
             if (!row->end) row->end = c->time;
             if (!row->exit_status) row->exit_status = c->exit_status;
-            row->state = "ended";
+            row->state = JobState::Ended;
             row->end_reason = c->reason;
         }
     }

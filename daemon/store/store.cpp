@@ -232,7 +232,7 @@ JobRow read_job(const Statement& s) {
     if (!s.is_null(8)) r.end = s.int64(8);
     if (!s.is_null(9)) r.exit_status = static_cast<int>(s.int64(9));
     if (!s.is_null(10)) r.elapsed_s = s.real(10);
-    r.state = s.text(11);
+    r.state = job_state_from(s.text(11));
     if (!s.is_null(12)) r.end_reason = s.text(12);
     return r;
 }
@@ -253,6 +253,24 @@ PlacementRow read_placement(const Statement& s) {
 }
 
 }  // namespace
+
+const char* to_string(JobState state) {
+    switch (state) {
+        case JobState::Placed:
+            return "placed";
+        case JobState::Running:
+            return "running";
+        case JobState::Ended:
+            return "ended";
+    }
+    return "?";
+}
+
+JobState job_state_from(std::string_view name) {
+    for (const JobState state : {JobState::Placed, JobState::Running, JobState::Ended})
+        if (name == to_string(state)) return state;
+    throw StoreError("jobs.state: '" + std::string(name) + "' is no job state (placed, running, ended)");
+}
 
 const char* to_string(Durability d) { return d == Durability::Stored ? "stored" : "queued"; }
 
@@ -363,7 +381,7 @@ void Store::apply(const StoreWrite& write) {
             .bind(5, job.partition)
             .bind(6, job.profile)
             .bind(7, job.first_seen)
-            .bind(8, job.state)
+            .bind(8, std::string(to_string(job.state)))
             .run();
         st_->insert_placement.reset()
             .bind(1, placement.job_id)

@@ -12,6 +12,9 @@
 using namespace coloc;
 using namespace coloc::daemon;
 using proto::json;
+using slurm::JobGres;
+using slurm::JobGresLookup;
+using slurm::load_job_gpus;
 
 namespace {
 

@@ -72,15 +72,15 @@ std::vector<std::pair<std::int64_t, std::int64_t>> stored_placements(const std::
 
 std::string job_state(const std::string& db, std::int64_t job) {
     auto row = Store(db).job(job);
-    return row ? row->state : "absent";
+    return row ? to_string(row->state) : "absent";
 }
 
-// Retries the way colocd's loop does (daemon/server.cpp), until the backlog is stored.
+// Retries as colocd's loop does (the group-commit part's periodic work), until the backlog is stored.
 bool drained_within(Service& s, std::chrono::seconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < deadline) {
-        s.retry_store();
-        if (s.store().backlog().writable()) return true;
+        s.commits().run_due(0);
+        if (s.commits().backlog().writable()) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return false;
@@ -96,7 +96,7 @@ TEST_CASE("db trouble: disk full (SQLITE_FULL): colocd places from memory, queue
     CHECK(first["durability"] == "stored");
 
     // The database may not grow by a page more: the next insert that needs a page fails.
-    Database& conn = s.store().db();
+    Database& conn = s.commits().database();
     Statement pages(conn.handle(), "PRAGMA page_count");
     REQUIRE(pages.step());
     conn.exec("PRAGMA max_page_count = " + std::to_string(pages.int64(0)));
@@ -111,7 +111,7 @@ TEST_CASE("db trouble: disk full (SQLITE_FULL): colocd places from memory, queue
     }
     REQUIRE(r["durability"] == "queued");
     const std::int64_t first_queued = job;
-    CHECK(s.store().backlog().state().rfind("unwritable since ", 0) == 0);
+    CHECK(s.commits().backlog().state().rfind("unwritable since ", 0) == 0);
 
     // Still placing, still remembering its own decisions while they are only in memory.
     json more = place_job(s, job + 1);
@@ -165,8 +165,8 @@ TEST_CASE("db trouble: locked by another process (SQLITE_BUSY): queued until the
     CHECK(place_job(s, 3)["durability"] == "queued");
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500));  // no second wait
     CHECK(status(s)["database_last_error"].get<std::string>().find("locked") != std::string::npos);
-    s.retry_store();  // not due yet, or still locked: nothing lost either way
-    CHECK(s.store().backlog().size() == 2);
+    s.commits().run_due(0);  // not due yet, or still locked: nothing lost either way
+    CHECK(s.commits().backlog().size() == 2);
 
     other.exec("COMMIT");
     REQUIRE(drained_within(s, std::chrono::seconds(10)));
@@ -179,13 +179,13 @@ TEST_CASE("db trouble: locked by another process (SQLITE_BUSY): queued until the
 TEST_CASE("db trouble: read-only (SQLITE_READONLY through query_only) takes the same path") {
     const std::string db = test::scratch("readonly.db");
     Service s(trouble_config(db));
-    s.store().db().exec("PRAGMA query_only = 1");
+    s.commits().database().exec("PRAGMA query_only = 1");
     json r = place_job(s, 7);
     CHECK(r["ok"] == true);
     CHECK(r["durability"] == "queued");
     CHECK(status(s)["database_last_error"].get<std::string>().find("readonly") != std::string::npos);
-    s.store().db().exec("PRAGMA query_only = 0");
-    CHECK(s.store().retry_backlog_now() == 1);
+    s.commits().database().exec("PRAGMA query_only = 0");
+    CHECK(s.commits().retry_now() == 1);
     CHECK(job_state(db, 7) == "placed");
 }
 
@@ -204,10 +204,10 @@ TEST_CASE("db trouble: a full backlog refuses new writes as unavailable and keep
     CHECK(s.cluster().find(4) == nullptr);  // refused means not placed
     CHECK(ended(s, 1)["error"]["code"] == "unavailable");
     CHECK(place_job(s, 2)["reused"] == true);  // writing nothing, it is still answered
-    CHECK(s.store().backlog().size() == 3);
+    CHECK(s.commits().backlog().size() == 3);
 
     other.exec("COMMIT");
-    REQUIRE(s.store().retry_backlog_now() == 3);
+    REQUIRE(s.commits().retry_now() == 3);
     auto rows = stored_placements(db);
     REQUIRE(rows.size() == 3);
     for (std::size_t i = 0; i < 3; ++i) CHECK(rows[i].first == static_cast<std::int64_t>(i + 1));
@@ -217,7 +217,7 @@ TEST_CASE("db trouble: a full backlog refuses new writes as unavailable and keep
 TEST_CASE("db trouble: a round that hits the trouble midway queues all of its writes, earlier ones first") {
     const std::string db = test::scratch("midway.db");
     Service s(trouble_config(db));
-    Database& conn = s.store().db();
+    Database& conn = s.commits().database();
     Statement pages(conn.handle(), "PRAGMA page_count");
     REQUIRE(pages.step());
     conn.exec("PRAGMA max_page_count = " + std::to_string(pages.int64(0)));
@@ -237,9 +237,9 @@ TEST_CASE("db trouble: a round that hits the trouble midway queues all of its wr
         CHECK(r["ok"] == true);
         CHECK(r["durability"] == "queued");  // the round's commit is all or nothing
     }
-    CHECK(s.store().backlog().size() == 60);
+    CHECK(s.commits().backlog().size() == 60);
     conn.exec("PRAGMA max_page_count = 1073741823");
-    CHECK(s.store().retry_backlog_now() == 60);
+    CHECK(s.commits().retry_now() == 60);
     auto rows = stored_placements(db);
     REQUIRE(rows.size() == 60);
     for (std::size_t i = 0; i < rows.size(); ++i) CHECK(rows[i].first == static_cast<std::int64_t>(i + 1));

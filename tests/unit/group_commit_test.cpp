@@ -74,7 +74,7 @@ TEST_CASE("group commit: a round's acknowledged writes are committed when its re
     CHECK(stored(db, 1));
     CHECK(stored(db, 2));
     CHECK_FALSE(stored(db, 3));
-    CHECK(Store(db).job(1)->state == "ended");
+    CHECK(Store(db).job(1)->state == JobState::Ended);
     CHECK(s.cluster().job_count() == 1);  // job 2
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("group commit: when the round's commit fails, no reply says ok and mem
         CHECK(r["error"]["code"] == "internal");
     }
     for (std::int64_t job : {20, 21, 666}) CHECK_FALSE(stored(db, job));
-    CHECK(Store(db).job(1)->state != "ended");
+    CHECK(Store(db).job(1)->state != JobState::Ended);
     // In memory: job 1 runs, the round's placements do not.
     CHECK(s.cluster().job_count() == 1);
     CHECK(s.cluster().find(1) != nullptr);
@@ -110,7 +110,7 @@ TEST_CASE("group commit: when the round's commit fails, no reply says ok and mem
     CHECK(replies[0]["ok"] == true);
     CHECK(replies[1]["ok"] == true);
     CHECK(stored(db, 22));
-    CHECK(Store(db).job(1)->state == "ended");
+    CHECK(Store(db).job(1)->state == JobState::Ended);
 }
 
 TEST_CASE("sqlite: a transaction inside another is a savepoint: its rollback keeps the outer work") {

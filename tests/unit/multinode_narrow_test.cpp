@@ -20,6 +20,8 @@
 using namespace coloc;
 using namespace coloc::daemon;
 using proto::json;
+using slurm::JobGpus;
+using slurm::JobGpusLookup;
 using namespace std::chrono_literals;
 
 namespace {

@@ -7,7 +7,7 @@
 
 #include "daemon/log.hpp"
 #include "daemon/reconcile.hpp"
-#include "daemon/reconcile_runner.hpp"
+#include "daemon/service/background_query.hpp"
 #include "daemon/service/service.hpp"
 #include "proto/envelope.hpp"
 #include "proto/messages.hpp"
@@ -16,6 +16,9 @@
 using namespace coloc;
 using namespace coloc::daemon;
 using proto::json;
+using slurm::SlurmJob;
+using slurm::SlurmJobNode;
+using slurm::SlurmSnapshot;
 
 namespace {
 
@@ -113,10 +116,10 @@ TEST_CASE("reconcile: Slurm's per-node GRES detail gives GPUs where it names the
     CHECK(slurm::parse_gres_detail("n1", "gpu:(IDX:").gpus.empty());
 }
 
-TEST_CASE("reconcile runner: the query runs on its own thread and poll never waits for it") {
+TEST_CASE("background query: the query runs on its own thread and poll never waits for it") {
     std::atomic<bool> release{false};
     std::atomic<int> queries{0};
-    ReconcileRunner runner(60, [&] {
+    BackgroundQuery runner(60, [&] {
         ++queries;
         while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         SlurmSnapshot s;
@@ -140,8 +143,8 @@ TEST_CASE("reconcile runner: the query runs on its own thread and poll never wai
     CHECK(queries == 1);
 }
 
-TEST_CASE("reconcile runner: a failing query is an answer with the reason; interval 0 never asks") {
-    ReconcileRunner failing(1, []() -> SlurmSnapshot { throw std::runtime_error("slurmctld does not answer"); });
+TEST_CASE("background query: a failing query is an answer with the reason; interval 0 never asks") {
+    BackgroundQuery failing(1, []() -> SlurmSnapshot { throw std::runtime_error("slurmctld does not answer"); });
     std::optional<SlurmAnswer> answer;
     failing.poll(0);
     for (int i = 0; i < 2000 && !answer; ++i) {
@@ -152,7 +155,7 @@ TEST_CASE("reconcile runner: a failing query is an answer with the reason; inter
     CHECK_FALSE(answer->ok);
     CHECK(answer->error == "slurmctld does not answer");
     bool asked = false;
-    ReconcileRunner off(0, [&] {
+    BackgroundQuery off(0, [&] {
         asked = true;
         return SlurmSnapshot{};
     });
@@ -208,7 +211,7 @@ TEST_CASE("reconcile: colocd closes what ended while it was away, adopts what it
     two.partition = "bind";
     two.nodes[0].gpus = {2, 3};
     slurm.jobs = {ended_job(1, now + 5, 1), two};
-    auto done = s.reconcile(slurm);
+    auto done = s.reconciliation().reconcile(slurm);
     CHECK(done.closed == 1);
     CHECK(done.adopted == 1);
     CHECK(s.cluster().free_slots(0) == 8);
@@ -232,7 +235,7 @@ TEST_CASE("reconcile: colocd closes what ended while it was away, adopts what it
     CHECK(st["reconcile_error"] == "");
 
     // Once more with the same answer: nothing left to do.
-    auto again = s.reconcile(slurm);
+    auto again = s.reconciliation().reconcile(slurm);
     CHECK(again.closed == 0);
     CHECK(again.adopted == 0);
 

@@ -55,7 +55,7 @@ TEST_CASE("ops: every op has a name both ends read back, and one route with a ro
     CHECK_FALSE(proto::op_from_name("frobnicate"));
     CHECK_FALSE(proto::op_from_name(""));
     for (const Service::Route& r : Service::routes()) {
-        CHECK(r.handler != nullptr);
+        CHECK((r.handler != nullptr));
         // A route that can refuse says what the sender may not do.
         if (r.role != Role::User || r.admin_field) CHECK(std::string(r.action) != "");
     }

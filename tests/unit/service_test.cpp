@@ -39,6 +39,9 @@ json call(Service& s, json body) {
     return json::parse(s.handle(proto::seal_request(std::move(body), test::munge_socket())));
 }
 
+// The job's record as `colocctl history JOB` reads it: its state, owner and placements.
+json history_of(Service& s, std::int64_t job) { return call(s, {{"op", "history"}, {"job_id", job}})["history"][0]; }
+
 json place_job(Service& s, std::int64_t job, const std::string& partition, int slots,
                std::vector<int> slurm_gpus = {}) {
     proto::PlaceRequest r;
@@ -173,10 +176,10 @@ TEST_CASE("service: a local choice reported as the job starts is adopted with it
     CHECK(s.counters().adopted == 1);
     REQUIRE(s.cluster().find(31) != nullptr);
     CHECK(s.cluster().free_slots(0) == 7);
-    auto job = s.store().job(31);
-    REQUIRE(job.has_value());
-    CHECK(job->uid == 4242);
-    CHECK(job->state == "running");
+    json job = history_of(s, 31);
+    REQUIRE(job.is_object());
+    CHECK(job["uid"] == 4242);
+    CHECK(job["state"] == "running");
     json observed = call(s, {{"op", "observe"}, {"job_id", 31}, {"iter_time_s", 0.5}});
     CHECK(observed["ok"] == true);
     // Told again with the node's next request: the same placement, adopted once.
@@ -188,7 +191,7 @@ TEST_CASE("service: a local choice reported as the job starts is adopted with it
     r.unreported = {{31, {2}, 100}};
     REQUIRE(call(s, r.to_json())["ok"] == true);
     CHECK(s.counters().adopted == 1);
-    CHECK(s.store().placements_of(31).size() == 1);
+    CHECK(history_of(s, 31)["placements"].size() == 1);
 }
 
 TEST_CASE("service: a job the plugin ran elsewhere than colocd chose on a node is moved there, over slots or not") {
@@ -198,7 +201,7 @@ TEST_CASE("service: a job the plugin ran elsewhere than colocd chose on a node i
     std::vector<int> on_gpu(4, 0);
     std::int64_t first_on_1 = 0;
     for (int job = 1; job <= 8; ++job) {
-        const int g = s.store().placements_of(job)[0].gpus[0];
+        const int g = history_of(s, job)["placements"][0]["gpus"][0];
         ++on_gpu[static_cast<std::size_t>(g)];
         if (g == 1 && first_on_1 == 0) first_on_1 = job;
     }
@@ -210,10 +213,10 @@ TEST_CASE("service: a job the plugin ran elsewhere than colocd chose on a node i
     REQUIRE(reply["ok"] == true);
     CHECK(s.counters().moved == 1);
     CHECK(s.counters().adopted == 0);
-    auto rows = s.store().placements_of(first_on_1);
+    json rows = history_of(s, first_on_1)["placements"];
     REQUIRE(rows.size() == 1);
-    CHECK(rows[0].gpus == std::vector<int>{0});
-    CHECK(rows[0].source == "fallback");
+    CHECK(rows[0]["gpus"] == json::array({0}));
+    CHECK(rows[0]["source"] == "fallback");
     const place::RunningJob* job = s.cluster().find(static_cast<place::JobId>(first_on_1));
     REQUIRE(job != nullptr);
     CHECK(job->on_node(0)->gpus == std::vector<int>{0});

@@ -54,7 +54,7 @@ TEST_CASE("store: placements, starts, ends and co-location intervals round trip"
     Store s(path);  // reopened: everything committed is there
     auto j = s.job(10);
     REQUIRE(j);
-    CHECK(j->state == "ended");
+    CHECK(j->state == JobState::Ended);
     CHECK(*j->start == 1001);
     CHECK(*j->end == 1100);
     CHECK(*j->exit_status == 0);

@@ -1,23 +1,23 @@
-#include "daemon/reconcile_runner.hpp"
+#include "daemon/service/background_query.hpp"
 
 #include <mutex>
 #include <thread>
 
 namespace coloc::daemon {
 
-// Shared with the query thread, which may outlive the runner when slurmctld hangs at shutdown.
-struct ReconcileRunner::Pending {
+// Shared with the query thread, which may outlive its BackgroundQuery when slurmctld hangs at shutdown.
+struct BackgroundQuery::Pending {
     std::mutex mu;
     bool done = false;
     SlurmAnswer answer;
 };
 
-ReconcileRunner::ReconcileRunner(int interval_s, Query query)
+BackgroundQuery::BackgroundQuery(int interval_s, Query query)
     : interval_ms_(static_cast<std::int64_t>(interval_s) * 1000), query_(std::move(query)) {}
 
-ReconcileRunner::~ReconcileRunner() = default;
+BackgroundQuery::~BackgroundQuery() = default;
 
-std::optional<SlurmAnswer> ReconcileRunner::poll(std::int64_t now_ms) {
+std::optional<SlurmAnswer> BackgroundQuery::poll(std::int64_t now_ms) {
     if (interval_ms_ <= 0) return std::nullopt;
     if (pending_) {
         std::lock_guard<std::mutex> lock(pending_->mu);
