@@ -16,13 +16,6 @@ namespace coloc::proto {
 
 using json = nlohmann::json;
 
-// The launch-path ops under their older names, spelt by proto/ops.hpp alone.
-namespace op {
-inline constexpr const char* kPlace = op_name(Op::Place);
-inline constexpr const char* kStarted = op_name(Op::Started);
-inline constexpr const char* kEnded = op_name(Op::Ended);
-}  // namespace op
-
 inline constexpr std::int64_t kMaxJobId = 0xFFFFFFFFLL;
 
 // A fallback placement the plugin made on its own while colocd could not answer; when the job

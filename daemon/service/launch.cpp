@@ -11,6 +11,7 @@
 #include "place/sharing_rule.hpp"
 #include "proto/errors.hpp"
 #include "proto/messages.hpp"
+#include "proto/mode.hpp"
 
 namespace coloc::daemon {
 
@@ -26,13 +27,19 @@ double thread_cpu_seconds() {
     return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
+// The plugin decides from the same inputs (proto::decide_mode): the site's mode is the node's,
+// else the partition's.
 GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
-    if (r.mode) return *r.mode;
-    if (auto it = cfg.node_modes.find(r.node); it != cfg.node_modes.end()) return it->second;
-    if (auto it = cfg.partition_modes.find(r.partition); it != cfg.partition_modes.end()) return it->second;
-    if (!r.slurm_gpus.empty()) return GpuMode::Narrow;
-    if (r.slots > 0 || !r.slots_gres.empty()) return GpuMode::Bind;
-    return cfg.default_mode;
+    std::optional<GpuMode> site;
+    if (auto n = cfg.node_modes.find(r.node); n != cfg.node_modes.end())
+        site = n->second;
+    else if (auto p = cfg.partition_modes.find(r.partition); p != cfg.partition_modes.end())
+        site = p->second;
+    return proto::decide_mode({.asked = r.mode,
+                               .site = site,
+                               .slurm_named_gpus = !r.slurm_gpus.empty(),
+                               .bind_slots = r.slots > 0 || !r.slots_gres.empty(),
+                               .otherwise = cfg.default_mode});
 }
 
 }  // namespace

@@ -14,11 +14,6 @@ using proto::Op;
 using proto::ProtoError;
 namespace code = proto::code;
 
-// The launch-path messages (proto/messages.hpp) spell the same ops.
-static_assert(std::string_view(proto::op::kPlace) == proto::op_name(Op::Place));
-static_assert(std::string_view(proto::op::kStarted) == proto::op_name(Op::Started));
-static_assert(std::string_view(proto::op::kEnded) == proto::op_name(Op::Ended));
-
 namespace {
 constexpr const char* kReport = "report placements";
 }  // namespace
