@@ -135,9 +135,11 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     r.only_keys(root, "",
                 {"cluster",
                  "listen",
+                 "listen_plain",
                  "database",
                  "pidfile",
                  "munge_socket",
+                 "server_key_file",
                  "credential_max_age_s",
                  "admins",
                  "slurm_user",
@@ -169,9 +171,14 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     for (const auto& e : cfg.listen)
         if (e.rfind("ipc://", 0) != 0 && e.rfind("tcp://", 0) != 0)
             r.fail(root["listen"], "listen", "'" + e + "' is not an ipc:// or tcp:// endpoint");
+    if (root["listen_plain"]) cfg.listen_plain = r.str_list(root["listen_plain"], "listen_plain");
+    for (const auto& e : cfg.listen_plain)
+        if (e.rfind("ipc://", 0) != 0 && e.rfind("tcp://", 0) != 0)
+            r.fail(root["listen_plain"], "listen_plain", "'" + e + "' is not an ipc:// or tcp:// endpoint");
     if (root["database"]) cfg.database = r.str(root["database"], "database");
     if (root["pidfile"]) cfg.pidfile = r.str(root["pidfile"], "pidfile");
     if (root["munge_socket"]) cfg.munge_socket = r.str(root["munge_socket"], "munge_socket");
+    if (root["server_key_file"]) cfg.server_key_file = r.str(root["server_key_file"], "server_key_file");
     if (root["credential_max_age_s"])
         cfg.credential_max_age_s = r.integer(root["credential_max_age_s"], "credential_max_age_s", 0, 86400);
     if (root["admins"]) cfg.admins = r.str_list(root["admins"], "admins");
