@@ -76,16 +76,13 @@ void Connection::refuse_handshake() {
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     std::uint16_t event = 0;
-    std::uint32_t value = 0;
-    if (zmq_msg_recv(&msg, monitor_, ZMQ_DONTWAIT) >= 6) {
-        std::memcpy(&event, zmq_msg_data(&msg), sizeof event);
-        std::memcpy(&value, static_cast<const char*>(zmq_msg_data(&msg)) + 2, sizeof value);
-    }
+    // The first frame: the event (16 bits), then its value.
+    if (zmq_msg_recv(&msg, monitor_, ZMQ_DONTWAIT) >= 6) std::memcpy(&event, zmq_msg_data(&msg), sizeof event);
     zmq_msg_close(&msg);
     const std::string why = event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
                                 ? "it does not speak CURVE, or broke the handshake"
                             : event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? "it refused our key"
-                                                                       : "it does not hold colocd's secret key";
+                                                                       : "it holds another key, or speaks no CURVE";
     throw ProtoError(code::kUnavailable, "the server at " + endpoint_ + " failed the CURVE handshake (" + why +
                                              "): it is not colocd, and nothing was sent to it");
 }
