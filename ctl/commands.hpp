@@ -19,7 +19,7 @@ struct CtlOptions {
     std::string cluster;       // -M/--cluster, COLOC_CLUSTER: colocd refuses when it serves another
     // --server-key, COLOC_SERVER_KEY, else /etc/coloc/colocd.pub when it exists: colocd's public
     // CURVE key; empty = replies unauthenticated.
-    std::string server_key_file;
+    std::string server_key_file{};
 };
 
 // An adder registers a subcommand; its callback runs the command and sets `exit_code`.
