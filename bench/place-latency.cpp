@@ -1,8 +1,9 @@
 // bench/place-latency: colocd's launch path under load. colocd's own Service and Server (SQLite
 // on disk, munge, ZeroMQ over ipc://) serve a synthetic cluster of 8-GPU nodes already running
 // 10 jobs per node; 4 client threads send `place` and `ended` requests sealed with munge
-// credentials exactly as the plugin seals them. Measured in the same run as baselines: a ZeroMQ
-// REQ/ROUTER echo over ipc:// with the same clients and request bytes, and munge encode and
+// credentials exactly as the plugin seals them, over CURVE with colocd's key (as a site with
+// server_key_file runs it), each reply checked for its request's nonce. Measured in the same run as baselines: a ZeroMQ
+// REQ/ROUTER echo over ipc:// (without CURVE) with the same clients and request bytes, and munge encode and
 // decode on their own, and a sealed echo (munge on both sides, as colocd's path has it, and
 // nothing else) that shows what this machine allows, and a fixed computation as long as the
 // median decision that shows the tail this machine adds to any work of that length (the decision
@@ -41,6 +42,8 @@
 #include "daemon/service/service.hpp"
 #include "daemon/worker_pool.hpp"
 #include "proto/auth.hpp"
+#include "proto/client.hpp"
+#include "proto/curve.hpp"
 #include "proto/envelope.hpp"
 #include "proto/errors.hpp"
 
@@ -72,7 +75,8 @@ std::string node_name(int i) {
 std::string write_config(const std::filesystem::path& dir, int nodes, const std::string& profiles) {
     std::ofstream y(dir / "colocd.yaml");
     y << "listen: [ipc://" << (dir / "colocd.sock").string() << "]\n"
-      << "database: " << (dir / "coloc.db").string() << "\n";
+      << "database: " << (dir / "coloc.db").string() << "\n"
+      << "server_key_file: " << (dir / "colocd.key").string() << "\n";  // authenticated, as sites run it
     if (!munge_socket().empty()) y << "munge_socket: " << munge_socket() << "\n";
     y << "admins: [root]\nslurm_user: root\nmodel: coloc\nprofiles: " << profiles << "\n"
       << "default_mode: bind\n"
@@ -94,7 +98,11 @@ std::string write_config(const std::filesystem::path& dir, int nodes, const std:
 class Daemon {
 public:
     explicit Daemon(const std::string& config_path)
-        : config_(colocd::load_config(config_path)), service_(config_), server_(config_.listen) {}
+        : config_(colocd::load_config(config_path)),
+          keys_(proto::load_or_create_server_keys(config_.server_key_file,
+                                                  proto::public_key_file_for(config_.server_key_file))),
+          service_(config_),
+          server_(config_.listen, keys_.secret_key) {}
     ~Daemon() { pause(); }
     void serve() {
         stop_ = false;
@@ -111,12 +119,14 @@ public:
     }
     const colocd::Service& service() const { return service_; }
     std::string endpoint() const { return config_.listen.front(); }
+    const std::string& public_key() const { return keys_.public_key; }
     // CPU seconds of the serving thread from the last serve() to pause(): not sensitive to
     // what else the machine runs, unlike the latencies.
     double serving_cpu_s() const { return serving_cpu_s_; }
 
 private:
     colocd::Config config_;
+    proto::CurveKeys keys_;
     colocd::Service service_;
     colocd::Server server_;
     std::atomic<bool> stop_{false};
@@ -124,37 +134,8 @@ private:
     double serving_cpu_s_ = 0;
 };
 
-// A REQ socket kept open, as a busy client would.
-class Connection {
-public:
-    explicit Connection(const std::string& endpoint) : ctx_(zmq_ctx_new()), sock_(zmq_socket(ctx_, ZMQ_REQ)) {
-        int zero = 0;
-        zmq_setsockopt(sock_, ZMQ_LINGER, &zero, sizeof zero);
-        if (zmq_connect(sock_, endpoint.c_str()) != 0)
-            throw std::runtime_error("cannot connect to " + endpoint + ": " + zmq_strerror(zmq_errno()));
-    }
-    ~Connection() {
-        zmq_close(sock_);
-        zmq_ctx_term(ctx_);
-    }
-    std::string round_trip(const std::string& wire) {
-        if (zmq_send(sock_, wire.data(), wire.size(), 0) < 0)
-            throw std::runtime_error(std::string("send: ") + zmq_strerror(zmq_errno()));
-        zmq_msg_t msg;
-        zmq_msg_init(&msg);
-        if (zmq_msg_recv(&msg, sock_, 0) < 0) {
-            zmq_msg_close(&msg);
-            throw std::runtime_error(std::string("receive: ") + zmq_strerror(zmq_errno()));
-        }
-        std::string reply(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
-        zmq_msg_close(&msg);
-        return reply;
-    }
-
-private:
-    void* ctx_;
-    void* sock_;
-};
+// A REQ socket kept open, as a busy client would (proto::Connection::round_trip, no deadline).
+using coloc::proto::Connection;
 
 struct RunningJob {
     std::int64_t id;
@@ -173,8 +154,8 @@ const std::vector<std::string> kProfiles = {"bert-base-b32", "resnet50-b64",    
 
 class LoadClient {
 public:
-    LoadClient(const std::string& endpoint, int index, int nodes)
-        : conn_(endpoint),
+    LoadClient(const std::string& endpoint, const std::string& server_key, int index, int nodes)
+        : conn_(endpoint, server_key),
           rng_(1234 + static_cast<unsigned>(index)),
           nodes_(nodes),
           next_id_(1 + static_cast<std::int64_t>(index) * 100'000'000) {}
@@ -217,10 +198,11 @@ private:
     // Seals as the plugin does (a fresh munge credential over the body), sends, waits.
     bool send(const json& body) {
         const auto t0 = Clock::now();
-        const std::string reply = conn_.round_trip(proto::seal_request(body, munge_socket()));
+        const std::string wire = proto::seal_request(body, munge_socket());
+        const std::string reply = conn_.round_trip(wire);
         log_.latency_us.push_back(micros(Clock::now() - t0));
         try {
-            proto::open_reply(reply);
+            proto::open_reply(reply, proto::request_nonce(wire));
             ++log_.outcomes["ok"];
             return true;
         } catch (const proto::ProtoError& e) {
@@ -280,7 +262,8 @@ PhaseResult run_phase(int nodes, int jobs_per_node, long requests, int clients, 
         Daemon colocd(write_config(dir, nodes, profiles));
         colocd.serve();
         std::vector<std::unique_ptr<LoadClient>> load;
-        for (int c = 0; c < clients; ++c) load.push_back(std::make_unique<LoadClient>(colocd.endpoint(), c, nodes));
+        for (int c = 0; c < clients; ++c)
+            load.push_back(std::make_unique<LoadClient>(colocd.endpoint(), colocd.public_key(), c, nodes));
         auto in_parallel = [&](auto&& work) {
             std::vector<std::thread> threads;
             for (int c = 0; c < clients; ++c)

@@ -145,9 +145,14 @@ void read_endpoints(const Reader& r, const YAML::Node& root, Config& cfg) {
     for (const auto& e : cfg.listen)
         if (e.rfind("ipc://", 0) != 0 && e.rfind("tcp://", 0) != 0)
             r.fail(root["listen"], "listen", "'" + e + "' is not an ipc:// or tcp:// endpoint");
+    if (root["listen_plain"]) cfg.listen_plain = r.str_list(root["listen_plain"], "listen_plain");
+    for (const auto& e : cfg.listen_plain)
+        if (e.rfind("ipc://", 0) != 0 && e.rfind("tcp://", 0) != 0)
+            r.fail(root["listen_plain"], "listen_plain", "'" + e + "' is not an ipc:// or tcp:// endpoint");
     set_str(r, root, "database", cfg.database);
     set_str(r, root, "pidfile", cfg.pidfile);
     set_str(r, root, "munge_socket", cfg.munge_socket);
+    set_str(r, root, "server_key_file", cfg.server_key_file);
 }
 
 // Who may ask what.
@@ -226,9 +231,11 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     r.only_keys(root, "",
                 {"cluster",
                  "listen",
+                 "listen_plain",
                  "database",
                  "pidfile",
                  "munge_socket",
+                 "server_key_file",
                  "credential_max_age_s",
                  "admins",
                  "slurm_user",

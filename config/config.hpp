@@ -30,6 +30,11 @@ struct Config {
     std::string database = "/var/lib/coloc/coloc.db";
     std::string pidfile;       // empty = none
     std::string munge_socket;  // empty = munge's default
+    // colocd's CURVE secret key (made at first start; the public key beside it, in FILE.pub):
+    // clients then know a reply comes from colocd. Empty = replies are not authenticated.
+    std::string server_key_file;
+    // Endpoints served without CURVE even with a key: for job-side reporters that cannot speak it.
+    std::vector<std::string> listen_plain;
     int credential_max_age_s = 300;
     std::vector<std::string> admins = {"root"};  // user names or numeric uids
     std::string slurm_user = "root";             // may report for slurmstepd

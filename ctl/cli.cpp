@@ -39,6 +39,7 @@ int colocctl_main(int argc, const char* const* argv) {
     opts.munge_socket = env_or("COLOC_MUNGE_SOCKET", "");
     opts.format = env_or("COLOCCTL_FORMAT", "");
     opts.cluster = env_or("COLOC_CLUSTER", "");
+    opts.server_key_file = env_or("COLOC_SERVER_KEY", "");
     int exit_code = 0;
 
     CLI::App app{"colocctl: inspect colocd, predict co-location slowdowns, replay job logs"};
@@ -53,6 +54,8 @@ int colocctl_main(int argc, const char* const* argv) {
     app.add_option("--endpoint", opts.endpoint, "colocd's endpoint (env COLOC_ENDPOINT)");
     app.add_option("-M,--cluster", opts.cluster,
                    "the cluster meant; colocd refuses when it serves another (env COLOC_CLUSTER)");
+    app.add_option("--server-key", opts.server_key_file,
+                   "colocd's public CURVE key file (env COLOC_SERVER_KEY, else /etc/coloc/colocd.pub when it exists)");
     app.add_option("--timeout", opts.timeout_ms, "milliseconds to wait for colocd")->check(CLI::Range(1, 600000));
     app.add_flag("--json", opts.json, "JSON output: {\"meta\",\"errors\",<records>}");
     app.add_flag("-P,--parsable2", opts.parsable, "'|'-separated output without padding");

@@ -17,6 +17,9 @@ struct CtlOptions {
     bool noheader = false;     // -h/--noheader
     std::string format;        // -o/--format field list, COLOCCTL_FORMAT
     std::string cluster;       // -M/--cluster, COLOC_CLUSTER: colocd refuses when it serves another
+    // --server-key, COLOC_SERVER_KEY, else /etc/coloc/colocd.pub when it exists: colocd's public
+    // CURVE key; empty = replies unauthenticated.
+    std::string server_key_file{};
 };
 
 // An adder registers a subcommand; its callback runs the command and sets `exit_code`.

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include "proto/client.hpp"
+#include "proto/curve.hpp"
 #include "proto/errors.hpp"
 
 namespace coloc::ctl {
@@ -110,11 +113,36 @@ int print_records(const CtlOptions& opts, const std::string& kind, const json& r
 
 json op_request(proto::Op op) { return {{"op", proto::op_name(op)}}; }
 
+namespace {
+
+// colocd's public key, as CtlOptions::server_key_file says; "" (with a warning once) for none.
+// Throws ProtoError naming the file when it cannot be used: never unauthenticated instead.
+std::string server_key(const CtlOptions& opts) {
+    static constexpr const char* kDefault = "/etc/coloc/colocd.pub";
+    std::string file = opts.server_key_file;
+    std::error_code ec;
+    if (file.empty() && std::filesystem::exists(kDefault, ec)) file = kDefault;
+    if (file.empty()) {
+        static bool warned = false;
+        if (!std::exchange(warned, true))
+            std::cerr << "colocctl: warning: no server key (--server-key, COLOC_SERVER_KEY, " << kDefault
+                      << "): the reply from " << opts.endpoint << " is not authenticated\n";
+        return "";
+    }
+    try {
+        return proto::read_key_file(file);
+    } catch (const std::exception& e) {
+        throw proto::ProtoError(proto::code::kInternal, std::string(e.what()) + ": colocd is not asked");
+    }
+}
+
+}  // namespace
+
 bool call_daemon(const CtlOptions& opts, const std::string& command, const std::string& kind, json request, json& reply,
                  int& exit_code) {
     if (!opts.cluster.empty()) request["cluster"] = opts.cluster;
     try {
-        reply = proto::call(opts.endpoint, request, {opts.munge_socket, opts.timeout_ms});
+        reply = proto::call(opts.endpoint, request, {opts.munge_socket, opts.timeout_ms, nullptr, server_key(opts)});
         return true;
     } catch (const proto::ProtoError& e) {
         exit_code = e.code() == proto::code::kUnavailable ? 3 : 1;

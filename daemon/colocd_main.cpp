@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -18,6 +19,7 @@
 #include "daemon/metrics_http.hpp"
 #include "daemon/server.hpp"
 #include "daemon/service/service.hpp"
+#include "proto/curve.hpp"
 #include "slurm/release.hpp"
 
 namespace {
@@ -127,13 +129,32 @@ int main(int argc, char** argv) {
 
 namespace {
 
+// colocd's CURVE secret key, made at first start; empty, with a warning once, when colocd.yaml
+// names no server_key_file. Throws naming the file when it cannot be used.
+std::string server_secret_key(const coloc::daemon::Config& config) {
+    using namespace coloc;
+    static bool warned = false;
+    if (config.server_key_file.empty()) {
+        if (!std::exchange(warned, true))
+            daemon::log_error(
+                "server_key_file is not set: clients cannot tell colocd's replies from another "
+                "server's, and send their munge credentials to whatever answers (colocd.yaml(5))");
+        return "";
+    }
+    const std::string pub = proto::public_key_file_for(config.server_key_file);
+    const proto::CurveKeys keys = proto::load_or_create_server_keys(config.server_key_file, pub);
+    if (!std::exchange(warned, true))
+        daemon::log_info("replies are authenticated with CURVE; the nodes need the public key " + pub);
+    return keys.secret_key;
+}
+
 int serve(const coloc::daemon::Config& config, const std::atomic<bool>& leave) {
     using namespace coloc::daemon;
     try {
         // 4. history store and state (recovers jobs that were running)
         Service service(config);
         // 5. endpoints (and the metrics endpoint, when configured)
-        Server server(config.listen);
+        Server server(config.listen, server_secret_key(config), config.listen_plain);
         std::unique_ptr<MetricsHttpServer> metrics;
         if (config.metrics_port > 0)
             metrics = std::make_unique<MetricsHttpServer>(config.metrics_port, config.metrics_address,

@@ -27,7 +27,8 @@ struct Frame {
 
 }  // namespace
 
-Server::Server(const std::vector<std::string>& endpoints) {
+Server::Server(const std::vector<std::string>& endpoints, const std::string& secret_key,
+               const std::vector<std::string>& plain) {
     ctx_ = zmq_ctx_new();
     sock_ = zmq_socket(ctx_, ZMQ_ROUTER);
     int zero = 0;
@@ -35,22 +36,42 @@ Server::Server(const std::vector<std::string>& endpoints) {
     // Oversized messages are cut off by ZeroMQ before they cost memory; the decoder also checks.
     std::int64_t max = static_cast<std::int64_t>(proto::kMaxMessage) * 4;
     zmq_setsockopt(sock_, ZMQ_MAXMSGSIZE, &max, sizeof max);
-    for (const auto& ep : endpoints) {
-        if (ep.rfind("ipc://", 0) == 0) {
-            std::filesystem::path path = ep.substr(6);
-            std::error_code ec;
-            if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-            ipc_paths_.push_back(path.string());
-        }
-        if (zmq_bind(sock_, ep.c_str()) != 0) {
+    // CURVE proves to each client that it is colocd before the client sends a request; the
+    // client's own key is ephemeral (munge says who it is), so every client key is let in.
+    if (!secret_key.empty()) {
+        int on = 1;
+        if (zmq_setsockopt(sock_, ZMQ_CURVE_SERVER, &on, sizeof on) != 0 ||
+            zmq_setsockopt(sock_, ZMQ_CURVE_SECRETKEY, secret_key.data(), secret_key.size()) != 0) {
             std::string why = zmq_strerror(zmq_errno());
             zmq_close(sock_);
             zmq_ctx_term(ctx_);
-            throw std::runtime_error("cannot listen on " + ep + ": " + why);
+            throw std::runtime_error("cannot set up CURVE: " + why);
         }
+    }
+    for (const auto& ep : endpoints) bind(ep);
+    // ZeroMQ takes a socket's security options at each bind: these endpoints go without.
+    if (!plain.empty()) {
+        int off = 0;
+        zmq_setsockopt(sock_, ZMQ_CURVE_SERVER, &off, sizeof off);
+        for (const auto& ep : plain) bind(ep);
     }
     // Every user may connect; munge decides what each may do.
     for (const auto& p : ipc_paths_) chmod(p.c_str(), 0666);
+}
+
+void Server::bind(const std::string& ep) {
+    if (ep.rfind("ipc://", 0) == 0) {
+        std::filesystem::path path = ep.substr(6);
+        std::error_code ec;
+        if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+        ipc_paths_.push_back(path.string());
+    }
+    if (zmq_bind(sock_, ep.c_str()) != 0) {
+        std::string why = zmq_strerror(zmq_errno());
+        zmq_close(sock_);
+        zmq_ctx_term(ctx_);
+        throw std::runtime_error("cannot listen on " + ep + ": " + why);
+    }
 }
 
 Server::~Server() {
@@ -117,7 +138,7 @@ void Server::serve_round(Service& service) {
     std::size_t next = 0;
     for (const Pending& p : round) {
         const std::string reply =
-            p.well_formed ? std::move(replies[next++])
+            p.well_formed ? proto::echo_nonce(p.body, std::move(replies[next++]))
                           : proto::error_reply(proto::code::kBadJson, "expected one JSON message per request");
         zmq_send(sock_, p.identity.data(), p.identity.size(), ZMQ_SNDMORE);
         zmq_send(sock_, "", 0, ZMQ_SNDMORE);

@@ -14,8 +14,11 @@ class MetricsHttpServer;
 
 class Server {
 public:
-    // Binds every endpoint; throws std::runtime_error naming the endpoint that failed.
-    explicit Server(const std::vector<std::string>& endpoints);
+    // Binds every endpoint, with CURVE when `secret_key` (colocd's, Z85: proto/curve.hpp) is
+    // given, and every `plain` endpoint without; throws std::runtime_error naming the endpoint
+    // that failed. Every reply echoes its request's nonce.
+    explicit Server(const std::vector<std::string>& endpoints, const std::string& secret_key = "",
+                    const std::vector<std::string>& plain = {});
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
@@ -28,6 +31,7 @@ private:
     // Requests handled (and committed) together at most; bounds how long the first one waits.
     static constexpr std::size_t kMaxRound = 256;
     void serve_round(Service& service);
+    void bind(const std::string& endpoint);
 
     void* ctx_ = nullptr;
     void* sock_ = nullptr;

@@ -17,9 +17,11 @@ FUZZ_FLAGS      := $(CXXSTD) -Wall -Wextra -O1 -g -fno-omit-frame-pointer \
                    -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_LDLIBS     := -lyaml-cpp -lmunge -lsodium -lslurm
 
-# Only what the targets reach: the wire protocol, the config loader, the trace readers.
-FUZZ_LIB_SRC := $(wildcard proto/*.cpp) config/config.cpp config/hardware.cpp slurm/hostlist.cpp place/topology.cpp \
-                $(wildcard replay/read_*.cpp) replay/text.cpp replay/trace.cpp model/io/gavel_json.cpp base/files.cpp
+# Only what the targets reach: the wire protocol, the plugin's child-pipe message, the config
+# loader, the trace readers.
+FUZZ_LIB_SRC := $(wildcard proto/*.cpp) spank/exchange_message.cpp config/config.cpp config/hardware.cpp slurm/hostlist.cpp \
+                place/topology.cpp $(wildcard replay/read_*.cpp) replay/text.cpp replay/trace.cpp model/io/gavel_json.cpp \
+                base/files.cpp
 FUZZ_LIB_OBJ := $(patsubst %.cpp,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIB_SRC))
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.cpp,%,$(wildcard tests/fuzz/*.cpp))
 FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz-,$(FUZZ_TARGETS))

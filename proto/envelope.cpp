@@ -1,5 +1,8 @@
 #include "proto/envelope.hpp"
 
+#include <sys/random.h>
+#include <cerrno>
+
 #include "proto/auth.hpp"
 #include "proto/errors.hpp"
 #include "proto/fields.hpp"
@@ -42,8 +45,27 @@ std::string signed_bytes(std::string_view bytes, const std::string& cred, const 
 
 }  // namespace
 
+std::string fresh_nonce() {
+    unsigned char raw[16];
+    std::size_t got = 0;
+    while (got < sizeof raw) {
+        const ssize_t n = ::getrandom(raw + got, sizeof raw - got, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw ProtoError(code::kInternal, "cannot read random bytes for a nonce");
+        got += static_cast<std::size_t>(n);
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char b : raw) {
+        out += kHex[b >> 4];
+        out += kHex[b & 15];
+    }
+    return out;
+}
+
 std::string seal_request(json body, const std::string& munge_socket, int ttl_s) {
     body["v"] = kVersion;
+    if (!body.contains(kNonce)) body[kNonce] = fresh_nonce();
     body.erase("cred");
     const std::string bytes = body.dump();
     return with_credential(bytes, make_credential(bytes, munge_socket, ttl_s));
@@ -91,9 +113,39 @@ std::string error_reply(const std::string& code, const std::string& message, int
     return error_reply_object(code, message, version).dump();
 }
 
-json open_reply(std::string_view bytes) {
+std::string request_nonce(std::string_view request) {
+    const json obj = json::parse(request, nullptr, /*allow_exceptions=*/false);
+    if (!obj.is_object()) return "";
+    const auto it = obj.find(kNonce);
+    if (it == obj.end() || !it->is_string() || it->get_ref<const std::string&>().size() > kMaxNonce) return "";
+    return it->get<std::string>();
+}
+
+std::string echo_nonce(std::string_view request, std::string reply) {
+    const std::string nonce = request_nonce(request);
+    const auto close = reply.rfind('}');
+    if (nonce.empty() || close == std::string::npos) return reply;
+    const bool empty = reply.find_last_not_of(" \t\r\n", close - 1) == reply.find('{');
+    reply.insert(close, std::string(empty ? "" : ",") + "\"" + kNonce + "\":" + json(nonce).dump());
+    return reply;
+}
+
+json verify_reply(std::string_view bytes, const std::string& nonce) {
     json obj = parse_object(bytes, "reply", kMaxReply);
     check_version(obj);
+    if (nonce.empty()) return obj;
+    const auto it = obj.find(kNonce);
+    if (it == obj.end() || !it->is_string())
+        throw ProtoError(code::kReplyMismatch,
+                         "the reply does not echo the request's nonce: it answers no request of ours");
+    if (it->get_ref<const std::string&>() != nonce)
+        throw ProtoError(code::kReplyMismatch, "the reply echoes another request's nonce: it answers another request");
+    obj.erase(it);  // the exchange's, not the answer's
+    return obj;
+}
+
+json open_reply(std::string_view bytes, const std::string& nonce) {
+    json obj = verify_reply(bytes, nonce);
     auto ok = obj.find("ok");
     if (ok == obj.end() || !ok->is_boolean()) throw ProtoError(code::kBadJson, "reply has no 'ok' flag");
     if (!ok->get<bool>()) {

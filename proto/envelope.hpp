@@ -5,6 +5,9 @@
 // writes the body once (one JSON object, B), makes the credential over B and sends B with
 // `,"cred":"..."` put in before its closing '}'. The receiver cuts that last member out again and
 // checks the digest over the bytes as they arrived, so the two sides need not write JSON alike.
+//
+// Every request carries a fresh random "nonce" (under the credential) and colocd's reply echoes
+// it: a client refuses a reply that does not, as one that answers another request.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -27,6 +30,9 @@ inline constexpr int kOldestVersion = 1;
 inline constexpr std::size_t kMaxMessage = 64 * 1024;
 inline constexpr std::size_t kMaxReply = 256 * 1024 * 1024;
 
+inline constexpr const char* kNonce = "nonce";
+inline constexpr std::size_t kMaxNonce = 64;
+
 struct Request {
     int version = kVersion;  // the sender's protocol version, which its reply speaks
     std::string op;
@@ -35,7 +41,10 @@ struct Request {
     json body;              // the whole body without "cred"
 };
 
-// Client side: adds "v", writes the body, makes a credential over those bytes (`ttl_s` 0 =
+// A fresh nonce: 128 random bits as hex.
+std::string fresh_nonce();
+
+// Client side: adds "v" and a fresh "nonce" (unless the body has one), writes the body, makes a credential over those bytes (`ttl_s` 0 =
 // munged's default time-to-live) and returns the wire bytes.
 std::string seal_request(json body, const std::string& munge_socket, int ttl_s = 0);
 
@@ -54,9 +63,22 @@ std::string error_reply(const std::string& code, const std::string& message, int
 json ok_reply_object(json fields = json::object(), int version = kVersion);
 json error_reply_object(const std::string& code, const std::string& message, int version = kVersion);
 
-// Client side: returns the reply object; throws ProtoError with the server's code when it
-// says ok:false, and bad_json / bad_version when the reply is not one of ours (a version from
-// kOldestVersion to kVersion is).
-json open_reply(std::string_view bytes);
+// The nonce of a request's wire bytes; empty when it has none (or is not a JSON object).
+std::string request_nonce(std::string_view request);
+
+// Server side: `reply` (one JSON object) with the nonce of `request` as a member, when the
+// request has one.
+std::string echo_nonce(std::string_view request, std::string reply);
+
+// Client side: the reply object, when it is one of ours (a version from kOldestVersion to
+// kVersion) and answers the request whose nonce is `nonce`; throws ProtoError bad_json /
+// bad_version / reply_mismatch otherwise. An empty `nonce` (a request sent without one) checks
+// no nonce. The nonce is taken out of the object returned. Whether it says ok is left to
+// open_reply.
+json verify_reply(std::string_view bytes, const std::string& nonce);
+
+// verify_reply, then the reply object; throws ProtoError with the server's code when it says
+// ok:false.
+json open_reply(std::string_view bytes, const std::string& nonce = "");
 
 }  // namespace coloc::proto

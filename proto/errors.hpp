@@ -24,6 +24,8 @@ inline constexpr const char* kNoCapacity = "no_capacity";
 inline constexpr const char* kInternal = "internal";
 // The request names a cluster other than the one this colocd serves (colocd.yaml `cluster:`).
 inline constexpr const char* kWrongCluster = "wrong_cluster";
+// Client side: the reply does not echo the request's nonce (it answers another request).
+inline constexpr const char* kReplyMismatch = "reply_mismatch";
 // Client side: no answer in time; colocd: it cannot take the request now (its database cannot
 // be written and the backlog of writes is full); the plugin falls back as when colocd is away.
 inline constexpr const char* kUnavailable = "unavailable";

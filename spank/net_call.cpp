@@ -10,7 +10,7 @@ namespace coloc::spank {
 
 namespace {
 
-using CallFn = int (*)(const char*, const char*, const char*, int, double*, char**, char**, char**);
+using CallFn = int (*)(const char*, const char*, const char*, const char*, int, double*, char**, char**, char**);
 
 // spank_coloc_net.so in the directory of the object this code is in.
 std::string net_object_path() {
@@ -43,8 +43,8 @@ nlohmann::json net_call(const std::string& endpoint, const nlohmann::json& body,
     char* reply = nullptr;
     char* code = nullptr;
     char* message = nullptr;
-    const int rc = call(endpoint.c_str(), body.dump().c_str(), options.munge_socket.c_str(), options.timeout_ms,
-                        options.munge_ms, &reply, &code, &message);
+    const int rc = call(endpoint.c_str(), body.dump().c_str(), options.munge_socket.c_str(), options.server_key.c_str(),
+                        options.timeout_ms, options.munge_ms, &reply, &code, &message);
     std::unique_ptr<char, decltype(&std::free)> r(reply, &std::free), c(code, &std::free), m(message, &std::free);
     if (rc != 0) throw proto::ProtoError(c ? c.get() : proto::code::kInternal, m ? m.get() : "colocd call failed");
     if (!r) throw proto::ProtoError(proto::code::kInternal, "colocd call gave no reply");

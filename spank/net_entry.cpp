@@ -19,8 +19,8 @@ char* copy(const std::string& s) {
 
 }  // namespace
 
-extern "C" int coloc_net_call(const char* endpoint, const char* body, const char* munge_socket, int timeout_ms,
-                              double* munge_ms, char** reply, char** code, char** message) {
+extern "C" int coloc_net_call(const char* endpoint, const char* body, const char* munge_socket, const char* server_key,
+                              int timeout_ms, double* munge_ms, char** reply, char** code, char** message) {
     using namespace coloc;
     *reply = *code = *message = nullptr;
     try {
@@ -32,7 +32,7 @@ extern "C" int coloc_net_call(const char* endpoint, const char* body, const char
         const int left = timeout_ms - static_cast<int>(took);
         if (left <= 0)
             throw proto::ProtoError(proto::code::kUnavailable, "no time left after making the munge credential");
-        *reply = copy(proto::call_sealed(endpoint, wire, {munge_socket, left}).dump());
+        *reply = copy(proto::call_sealed(endpoint, wire, {munge_socket, left, nullptr, server_key}).dump());
         return 0;
     } catch (const proto::ProtoError& e) {
         *code = copy(e.code());

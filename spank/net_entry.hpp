@@ -8,8 +8,9 @@ extern "C" {
 
 // One bounded call (spank/bounded_seal.hpp, proto::call_sealed). Returns 0 with the reply object
 // in *reply, or non-zero with colocd's or the transport's error code in *code and the reason in
-// *message. The strings are malloc'd; the caller frees them. Never throws.
-int coloc_net_call(const char* endpoint, const char* body, const char* munge_socket, int timeout_ms, double* munge_ms,
-                   char** reply, char** code, char** message);
+// *message. `server_key` is colocd's public CURVE key, "" for none. The strings are malloc'd; the
+// caller frees them. Never throws.
+int coloc_net_call(const char* endpoint, const char* body, const char* munge_socket, const char* server_key,
+                   int timeout_ms, double* munge_ms, char** reply, char** code, char** message);
 
 }  // extern "C"

@@ -163,8 +163,9 @@ ExchangeMessage ask_colocd(const PluginConfig& c, const Services& s, const proto
         times.call_ms = ms_since(t0) - std::max(munge_ms, 0.0);
         if (e.code() == proto::code::kUnavailable) return fail(ExchangeError::Unavailable, e.what());
         if (e.code() == proto::code::kInternal) return fail(ExchangeError::Internal, e.what());
-        // bad_json, bad_version: the reply did not decode
-        if (e.code() == proto::code::kBadJson || e.code() == proto::code::kBadVersion)
+        // bad_json, bad_version, reply_mismatch: the reply did not decode, or answers another request
+        if (e.code() == proto::code::kBadJson || e.code() == proto::code::kBadVersion ||
+            e.code() == proto::code::kReplyMismatch)
             return fail(ExchangeError::BadReply, e.what());
         return fail(ExchangeError::Refused, e.what(), e.code());
     } catch (const std::exception& e) {

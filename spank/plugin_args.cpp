@@ -2,6 +2,10 @@
 
 #include <cctype>
 #include <charconv>
+#include <filesystem>
+#include <stdexcept>
+
+#include "proto/curve.hpp"
 
 namespace coloc::spank {
 
@@ -26,11 +30,30 @@ bool parse_int(const std::string& text, int min, int max, int& out, std::string&
     return true;
 }
 
+bool valid_endpoint(const std::string& v) {
+    return (v.rfind("ipc://", 0) == 0 && v.size() > 6 && v.size() <= 107 + 6) ||
+           (v.rfind("tcp://", 0) == 0 && v.size() > 6);
+}
+
 bool valid_gres_name(const std::string& s) {
     if (s.empty() || s.size() > 64) return false;
     for (char c : s)
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
     return true;
+}
+
+// The key named, else the default one when it is there. A key named but unusable is no reason to
+// send credentials unauthenticated: the plugin then asks colocd nothing.
+void read_server_key(PluginConfig& c) {
+    std::error_code ec;
+    if (c.server_key_file.empty() && std::filesystem::exists(kDefaultServerKeyFile, ec))
+        c.server_key_file = kDefaultServerKeyFile;
+    if (c.server_key_file.empty()) return;
+    try {
+        c.server_key = proto::read_key_file(c.server_key_file);
+    } catch (const std::exception& e) {
+        c.server_key_problem = std::string("server_key: ") + e.what() + ": colocd is not asked";
+    }
 }
 
 }  // namespace
@@ -47,11 +70,9 @@ ParsedArgs parse_plugin_args(const std::vector<std::string>& args) {
         const std::string key = arg.substr(0, eq);
         const std::string value = arg.substr(eq + 1);
         std::string why;
-        if (key == "endpoint") {
-            if (value.rfind("ipc://", 0) == 0 && value.size() > 6 && value.size() <= 107 + 6)
-                c.endpoint = value;
-            else if (value.rfind("tcp://", 0) == 0 && value.size() > 6)
-                c.endpoint = value;
+        if (key == "endpoint" || key == "report_endpoint") {
+            if (valid_endpoint(value))
+                (key == "endpoint" ? c.endpoint : c.report_endpoint) = value;
             else
                 why = "expected ipc://PATH or tcp://HOST:PORT";
         } else if (key == "timeout_ms") {
@@ -88,6 +109,11 @@ ParsedArgs parse_plugin_args(const std::vector<std::string>& args) {
                 c.cluster = value;
             else
                 why = "expected a cluster name";
+        } else if (key == "server_key") {
+            if (!value.empty() && value[0] == '/')
+                c.server_key_file = value;
+            else
+                why = "expected an absolute path";
         } else if (key == "slot_gres") {
             if (valid_gres_name(value))
                 c.slot_gres = value;
@@ -121,6 +147,7 @@ ParsedArgs parse_plugin_args(const std::vector<std::string>& args) {
         }
         if (!why.empty()) out.errors.push_back(arg + " (" + why + ")");
     }
+    read_server_key(c);
     return out;
 }
 

@@ -1,6 +1,7 @@
 // The plugstack.conf arguments of spank_coloc.so, e.g.
 //   optional spank_coloc.so endpoint=ipc:///run/coloc/colocd.sock timeout_ms=250 mode=auto
 //            gpus=4 slots_per_gpu=2 state_dir=/run/coloc munge_socket=/run/munge/munge.socket.2
+//            server_key=/etc/coloc/colocd.pub
 // A bad argument must never fail a job: it is reported and its default kept.
 #pragma once
 
@@ -29,9 +30,22 @@ struct PluginConfig {
     enum class Isolate { Off, On, Required } isolate = Isolate::On;
     DeviceCgroup device_cgroup = DeviceCgroup::Auto;
     std::string gpu_devices = "/dev/nvidia";  // GPU i's device file is this followed by i
+    // colocd's public CURVE key (Z85), from server_key=FILE or else kDefaultServerKeyFile when
+    // that exists; empty = replies unauthenticated. When the file named cannot be used, the
+    // plugin asks colocd nothing (and falls back): server_key_problem says why.
+    std::string server_key_file;
+    std::string server_key;
+    std::string server_key_problem;
+    // The endpoint jobs are given (COLOC_ENDPOINT) for their reports: one of colocd.yaml's
+    // listen_plain, for reporters without CURVE; empty = `endpoint`.
+    std::string report_endpoint;
+
+    const std::string& job_endpoint() const { return report_endpoint.empty() ? endpoint : report_endpoint; }
 
     bool bind_fallback_possible() const { return gpus > 0 && slots_per_gpu > 0; }
 };
+
+inline constexpr const char* kDefaultServerKeyFile = "/etc/coloc/colocd.pub";
 
 struct ParsedArgs {
     PluginConfig config;

@@ -11,6 +11,7 @@ extern "C" {
 }
 
 #include "proto/client.hpp"
+#include "proto/errors.hpp"
 #include "slurm/job_slots.hpp"
 #include "slurm/release.hpp"
 #include "spank/job_env.hpp"
@@ -58,9 +59,14 @@ Services production_services() {
     s.lookup_slots = [](const JobFacts& f, const std::string& gres, std::string& why) {
         return slurm::job_gres_count(static_cast<std::uint32_t>(f.job_id), f.node, gres, why);
     };
-    // In this process, without a fork, through spank_coloc_net.so (loaded only by a step that asks).
+    // In this process, without a fork, through spank_coloc_net.so (loaded only by a step that asks),
+    // authenticated with colocd's key when there is one.
     s.call = [](const std::string& endpoint, const nlohmann::json& body, const proto::CallOptions& options) {
-        return net_call(endpoint, body, options);
+        const PluginConfig& c = plugin().config;
+        if (!c.server_key_problem.empty()) throw proto::ProtoError(proto::code::kUnavailable, c.server_key_problem);
+        proto::CallOptions keyed = options;
+        keyed.server_key = c.server_key;
+        return net_call(endpoint, body, keyed);
     };
     s.now = [] { return static_cast<std::int64_t>(std::time(nullptr)); };
     s.log = log_line;
@@ -131,6 +137,12 @@ void init(spank_t sp, int ac, char** av) {
     if (!p.arg_errors.empty() && (ctx == S_CTX_SLURMD || ctx == S_CTX_REMOTE))
         log_line("ignoring plugstack arguments: " + join_errors(p.arg_errors));
     if (ctx == S_CTX_SLURMD) log_release_drift();
+    if (ctx == S_CTX_SLURMD && !p.config.server_key_problem.empty()) log_line(p.config.server_key_problem);
+    if (ctx == S_CTX_SLURMD && p.config.server_key_file.empty())
+        log_line(std::string("no server_key and no ") + kDefaultServerKeyFile +
+                 ": colocd's replies are not authenticated, and the plugin sends its munge credentials to "
+                 "whatever answers on " +
+                 p.config.endpoint + " (spank_coloc(8))");
 }
 
 // In sbatch, salloc and srun: tags the job with its profile for Slurm's prolog and epilog
@@ -162,7 +174,7 @@ void task_init(spank_t sp) {
     if (spank_context() != S_CTX_REMOTE) return;
     Plugin& p = plugin();
     const auto t0 = std::chrono::steady_clock::now();
-    std::string err = apply_outcome(sp, p.outcome, p.config.endpoint);
+    std::string err = apply_outcome(sp, p.outcome, p.config.job_endpoint());
     const double apply_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (!err.empty()) log_line("job " + std::to_string(p.facts.job_id) + ": " + err);
     // This runs in the task's own process (forked from slurmstepd): its time has a line of its own.

@@ -95,7 +95,7 @@ cancel "$job"
 
 note "only admins may switch steering"
 out=$(runuser -u nobody -- env -i PATH="$PATH" COLOC_ENDPOINT="$COLOC_ENDPOINT" \
-    COLOC_MUNGE_SOCKET="$COLOC_MUNGE_SOCKET" colocctl steering off 2>&1) && fail "nobody switched steering off: $out"
+    COLOC_MUNGE_SOCKET="$COLOC_MUNGE_SOCKET" COLOC_SERVER_KEY="${COLOC_SERVER_KEY-}" colocctl steering off 2>&1) && fail "nobody switched steering off: $out"
 [[ $out == *"admins"* ]] || fail "refusal does not say why: $out"
 [ "$(colocctl steering --json | jq -r .steering.enabled)" = true ] || fail "steering no longer on after a refused switch"
 

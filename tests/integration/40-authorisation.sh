@@ -24,7 +24,7 @@ mkdir -p "$userout"
 chmod 1777 "$userout"
 as_user() {
     runuser -u "$user" -- env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" COLOC_ENDPOINT="$COLOC_ENDPOINT" \
-        COLOC_MUNGE_SOCKET="$COLOC_MUNGE_SOCKET" ASAN_OPTIONS="${ASAN_OPTIONS-}" \
+        COLOC_MUNGE_SOCKET="$COLOC_MUNGE_SOCKET" COLOC_SERVER_KEY="${COLOC_SERVER_KEY-}" ASAN_OPTIONS="${ASAN_OPTIONS-}" \
         UBSAN_OPTIONS="${UBSAN_OPTIONS-}" "$@"
 }
 as_user colocctl status >/dev/null || fail "the test user cannot reach colocd: $(as_user colocctl status 2>&1)"

@@ -4,8 +4,8 @@
 // --ttl gives the credential munge's time-to-live S, --delay-ms waits before sending (so that a
 // short-lived credential expires), --replay sends the same bytes a second time, --proto sends it in
 // protocol version V, as a plugin or colocctl of that version would (a rolling upgrade).
-// The munge socket comes from COLOC_MUNGE_SOCKET. Exit 0 when every send got a reply.
-#include <zmq.h>
+// The munge socket comes from COLOC_MUNGE_SOCKET, colocd's public CURVE key file (as colocctl's)
+// from COLOC_SERVER_KEY. Exit 0 when every send got a reply that answers it.
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -13,27 +13,24 @@
 #include <thread>
 
 #include "proto/auth.hpp"
+#include "proto/client.hpp"
+#include "proto/curve.hpp"
 #include "proto/envelope.hpp"
 
 namespace {
 
-std::string send_once(const std::string& endpoint, const std::string& bytes) {
-    void* ctx = zmq_ctx_new();
-    void* sock = zmq_socket(ctx, ZMQ_REQ);
-    int linger = 0, timeout_ms = 5000;
-    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_setsockopt(sock, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
-    std::string out;
-    if (zmq_connect(sock, endpoint.c_str()) == 0 && zmq_send(sock, bytes.data(), bytes.size(), 0) >= 0) {
-        zmq_msg_t reply;
-        zmq_msg_init(&reply);
-        if (zmq_msg_recv(&reply, sock, 0) >= 0)
-            out.assign(static_cast<const char*>(zmq_msg_data(&reply)), zmq_msg_size(&reply));
-        zmq_msg_close(&reply);
+// The reply's bytes as colocd sent them, once proto::verify_reply has found it answers `bytes`
+// (its nonce); empty when none came or it was refused (the reason on stderr).
+std::string send_once(const std::string& endpoint, const std::string& bytes, const std::string& server_key) {
+    try {
+        coloc::proto::Connection connection(endpoint, server_key);
+        std::string reply = connection.round_trip(bytes, 5000);
+        coloc::proto::verify_reply(reply, coloc::proto::request_nonce(bytes));
+        return reply;
+    } catch (const std::exception& e) {
+        std::cerr << "coloc-send: " << e.what() << "\n";
+        return "";
     }
-    zmq_close(sock);
-    zmq_ctx_term(ctx);
-    return out;
 }
 
 int usage() {
@@ -64,17 +61,20 @@ int main(int argc, char** argv) {
     const std::string endpoint = argv[i];
     const char* socket_env = std::getenv("COLOC_MUNGE_SOCKET");
     const std::string munge_socket = socket_env ? socket_env : "";
+    const char* key_env = std::getenv("COLOC_SERVER_KEY");
     try {
+        const std::string server_key = key_env && *key_env ? coloc::proto::read_key_file(key_env) : "";
         auto body = coloc::proto::json::parse(argv[i + 1]);
         std::string bytes = coloc::proto::seal_request(body, munge_socket, ttl_s);
         if (version > 0) {
             body["v"] = version;
+            body[coloc::proto::kNonce] = coloc::proto::fresh_nonce();
             const std::string b = body.dump();
             bytes = coloc::proto::with_credential(b, coloc::proto::make_credential(b, munge_socket, ttl_s));
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
         for (int n = 0; n < (replay ? 2 : 1); ++n) {
-            std::string reply = send_once(endpoint, bytes);
+            std::string reply = send_once(endpoint, bytes, server_key);
             if (reply.empty()) {
                 std::cerr << "coloc-send: no reply from " << endpoint << "\n";
                 return 1;

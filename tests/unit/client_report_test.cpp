@@ -98,7 +98,7 @@ struct FakeColocd {
                 std::lock_guard lock(mu);
                 requests.push_back(frames.back());
             }
-            const std::string reply = proto::ok_reply({{"measured_slowdown", 1.0}});
+            const std::string reply = proto::echo_nonce(frames.back(), proto::ok_reply({{"measured_slowdown", 1.0}}));
             for (std::size_t i = 0; i + 1 < frames.size(); ++i)
                 zmq_send(sock, frames[i].data(), frames[i].size(), ZMQ_SNDMORE);
             zmq_send(sock, reply.data(), reply.size(), 0);
