@@ -19,8 +19,6 @@
 
 namespace coloc::daemon {
 
-// colocd's handlers (daemon/service/) name the mode unqualified.
-using proto::GpuMode;
 inline const char* to_string(proto::GpuMode mode) { return proto::mode_name(mode); }
 
 struct Config {

@@ -30,7 +30,7 @@ bool in_bind_partitions(const Config& cfg, const std::string& partitions) {
     for (std::string p; std::getline(in, p, ',');) {
         if (p.empty()) continue;
         const auto it = cfg.partition_modes.find(p);
-        if (it == cfg.partition_modes.end() || it->second != GpuMode::Bind) return false;
+        if (it == cfg.partition_modes.end() || it->second != proto::GpuMode::Bind) return false;
         any = true;
     }
     return any;
@@ -50,7 +50,7 @@ std::vector<int> SlotSizing::bind_nodes() const {
     for (std::size_t n = 0; n < topo.nodes().size(); ++n) {
         if (topo.type_of(static_cast<int>(n)).slots_per_gpu < 2) continue;  // nothing to share
         const auto mode = state_.cfg.node_modes.find(topo.nodes()[n].name);
-        if (mode != state_.cfg.node_modes.end() && mode->second != GpuMode::Bind) continue;
+        if (mode != state_.cfg.node_modes.end() && mode->second != proto::GpuMode::Bind) continue;
         out.push_back(static_cast<int>(n));
     }
     return out;

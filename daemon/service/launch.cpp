@@ -29,8 +29,8 @@ double thread_cpu_seconds() {
 
 // The plugin decides from the same inputs (proto::decide_mode): the site's mode is the node's,
 // else the partition's.
-GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
-    std::optional<GpuMode> site;
+proto::GpuMode resolve_mode(const Config& cfg, const proto::PlaceRequest& r) {
+    std::optional<proto::GpuMode> site;
     if (auto n = cfg.node_modes.find(r.node); n != cfg.node_modes.end())
         site = n->second;
     else if (auto p = cfg.partition_modes.find(r.partition); p != cfg.partition_modes.end())
@@ -94,7 +94,7 @@ std::optional<proto::PlaceReply> Launch::earlier_decision(const Placing& p) {
         if (row.node == p.r.node) {
             ++state_.counters.reused;
             proto::PlaceReply reply{.decision = row.decision,
-                                    .mode = proto::parse_mode(row.mode).value_or(GpuMode::Narrow),
+                                    .mode = proto::parse_mode(row.mode).value_or(proto::GpuMode::Narrow),
                                     .gpus = row.gpus,
                                     .predicted_slowdown = row.predicted_slowdown,
                                     .reused = true};
@@ -128,13 +128,13 @@ Launch::NodeChoice Launch::decide_on_node(const Placing& p) {
 
     NodeChoice choice;
     place::Decision& decision = choice.decision;
-    if (p.mode == GpuMode::Bind) {
+    if (p.mode == proto::GpuMode::Bind) {
         if (r.slots < 1) throw ProtoError(code::kBadField, "field 'slots': bind mode needs the number of GPU slots");
         request.gpus_per_node = r.slots;
         decision = decide(request, state_.cfg.explain_candidates);
         if (!decision.placed) throw ProtoError(code::kNoCapacity, r.node + ": " + decision.reason);
         choice.gpus = decision.chosen.where.front().gpus;
-    } else if (p.mode == GpuMode::Narrow) {
+    } else if (p.mode == proto::GpuMode::Narrow) {
         if (r.slurm_gpus.empty())
             throw ProtoError(code::kBadField, "field 'slurm_gpus': narrow mode needs the GPUs Slurm gave the step");
         request.gpus_per_node = narrow_gpu_count(state_.cfg, *p.profile, static_cast<int>(r.slurm_gpus.size()));
@@ -177,7 +177,7 @@ proto::PlaceReply Launch::record_on_node(const Placing& p, const NodeChoice& cho
     const std::vector<ColocationRow> opened = opened_colocations(r, {p.node, gpus}, r.node, now);
     state_.store.record_placement(job, row, opened);  // stored or queued before anything is acknowledged
     record_steering_advice(row.decision, r.job_id, r.node);
-    state_.occupy(r.job_id, p.profile, p.node, gpus, /*enforce_slots=*/p.mode == GpuMode::Bind, now);
+    state_.occupy(r.job_id, p.profile, p.node, gpus, /*enforce_slots=*/p.mode == proto::GpuMode::Bind, now);
     ++state_.counters.placements;
     state_.metrics.predicted_slowdown.observe(row.predicted_slowdown);
     log_info("job " + std::to_string(r.job_id) + " on " + r.node + ": GPUs " + proto::gpu_list(gpus) + " (" + row.mode +

@@ -62,7 +62,7 @@ private:
         proto::PlaceRequest r;
         int node = -1;  // the asking node
         std::int64_t now = 0;
-        GpuMode mode = GpuMode::Bind;
+        proto::GpuMode mode = proto::GpuMode::Bind;
         const model::JobProfile* profile = nullptr;
     };
     // One node's share of a job: its GPUs and the decision behind them.
@@ -107,7 +107,7 @@ private:
     // Stores and applies a whole-job decision; the asking node's reply.
     std::optional<proto::PlaceReply> record_whole_job(const proto::PlaceRequest& r, const model::JobProfile& profile,
                                                       const place::JobRequest& request, const place::Candidate& chosen,
-                                                      GpuMode mode, const std::string& note, std::int64_t now);
+                                                      proto::GpuMode mode, const std::string& note, std::int64_t now);
 
     // A placement the plugin chose on its node (colocd away, or colocd's GPUs full there):
     // recorded as it is, never refused, over slots or not; a job colocd placed elsewhere on that

@@ -40,7 +40,7 @@ std::optional<place::JobRequest> Launch::whole_job_request(const proto::PlaceReq
 
 std::optional<proto::PlaceReply> Launch::place_whole_bind_job(const Placing& p) {
     const proto::PlaceRequest& r = p.r;
-    if (p.mode != GpuMode::Bind || r.slots <= 0 || r.job_nodes.size() <= 1) return std::nullopt;
+    if (p.mode != proto::GpuMode::Bind || r.slots <= 0 || r.job_nodes.size() <= 1) return std::nullopt;
     const model::JobProfile& profile = *p.profile;
     std::optional<place::JobRequest> request = whole_job_request(r, profile);
     if (!request) return std::nullopt;
@@ -49,12 +49,12 @@ std::optional<proto::PlaceReply> Launch::place_whole_bind_job(const Placing& p) 
     if (!decision.placed || static_cast<int>(decision.chosen.where.size()) != request->nodes)
         throw ProtoError(code::kNoCapacity, "job " + std::to_string(r.job_id) + " on " +
                                                 std::to_string(request->nodes) + " nodes: " + decision.reason);
-    return record_whole_job(r, profile, *request, decision.chosen, GpuMode::Bind, "", p.now);
+    return record_whole_job(r, profile, *request, decision.chosen, proto::GpuMode::Bind, "", p.now);
 }
 
 std::optional<proto::PlaceReply> Launch::place_whole_narrow_job(const Placing& p) {
     const proto::PlaceRequest& r = p.r;
-    if (p.mode != GpuMode::Narrow || r.slurm_gpus.empty() || r.job_nodes.size() <= 1) return std::nullopt;
+    if (p.mode != proto::GpuMode::Narrow || r.slurm_gpus.empty() || r.job_nodes.size() <= 1) return std::nullopt;
     const model::JobProfile& profile = *p.profile;
     std::optional<place::JobRequest> request = whole_job_request(r, profile);
     if (!request) return std::nullopt;
@@ -110,14 +110,14 @@ std::optional<proto::PlaceReply> Launch::place_whole_narrow_job(const Placing& p
     }
     char waited[32];
     std::snprintf(waited, sizeof waited, "%.1f", answer.seconds * 1000);
-    return record_whole_job(r, profile, *request, decision.chosen, GpuMode::Narrow,
+    return record_whole_job(r, profile, *request, decision.chosen, proto::GpuMode::Narrow,
                             std::string(", Slurm's GPUs from slurmctld in ") + waited + " ms", p.now);
 }
 
 std::optional<proto::PlaceReply> Launch::record_whole_job(const proto::PlaceRequest& r,
                                                           const model::JobProfile& profile,
                                                           const place::JobRequest& request,
-                                                          const place::Candidate& chosen, GpuMode mode,
+                                                          const place::Candidate& chosen, proto::GpuMode mode,
                                                           const std::string& note, std::int64_t now) {
     const JobRow job = placed_job_row(r, now);
     AlternativesWriter writer;
@@ -145,7 +145,7 @@ std::optional<proto::PlaceReply> Launch::record_whole_job(const proto::PlaceRequ
     // Narrow: Slurm bound these GPUs, so colocd's slot count must not refuse them.
     state_.add_running(
         {.id = request.id, .profile = &profile, .where = chosen.where, .since = static_cast<double>(now)},
-        /*enforce_slots=*/mode == GpuMode::Bind);
+        /*enforce_slots=*/mode == proto::GpuMode::Bind);
     ++state_.counters.placements;
     state_.metrics.predicted_slowdown.observe(chosen.job_slowdown);
     if (!mine) return std::nullopt;  // cannot happen: the asking node is one of the job's

@@ -55,7 +55,7 @@ Reconciliation::Summary Reconciliation::reconcile(const slurm::SlurmSnapshot& sl
                          .start = a.since,
                          .state = JobState::Running};
         const Config& cfg = state_.cfg;
-        GpuMode mode = cfg.default_mode;
+        proto::GpuMode mode = cfg.default_mode;
         if (auto it = cfg.node_modes.find(a.where.node); it != cfg.node_modes.end())
             mode = it->second;
         else if (auto p = cfg.partition_modes.find(a.partition); p != cfg.partition_modes.end())

@@ -24,7 +24,7 @@ slurm::JobGres load_job_gres_for_colocd(std::int64_t job_id) {
 
 std::optional<proto::PlaceReply> Launch::resolve_slots(Placing& p) {
     proto::PlaceRequest& r = p.r;
-    if (p.mode != GpuMode::Bind || r.slots > 0 || r.slots_gres.empty()) return std::nullopt;
+    if (p.mode != proto::GpuMode::Bind || r.slots > 0 || r.slots_gres.empty()) return std::nullopt;
     auto seen = job_gres_seen_.find(r.job_id);
     if (seen == job_gres_seen_.end()) {
         if (slurmctld_left_.count() <= 0)
@@ -47,7 +47,7 @@ std::optional<proto::PlaceReply> Launch::resolve_slots(Placing& p) {
     }
     if (r.slots > 0) return std::nullopt;
     // No slots here (a CPU-only job): nothing to place, nothing to record; the plugin remembers it.
-    proto::PlaceReply none{.mode = GpuMode::Bind};
+    proto::PlaceReply none{.mode = proto::GpuMode::Bind};
     none.slots = 0;
     return none;
 }
