@@ -118,7 +118,7 @@ void SlurmNodeWriter::work() {
 
 // Runs on the worker thread; status_ under the lock.
 void SlurmNodeWriter::apply(const NodeUpdate& u) {
-    std::optional<SlurmNodeSettings> admin;
+    std::optional<slurm::SlurmNodeSettings> admin;
     {
         std::lock_guard lock(mu_);
         if (auto it = status_.admin.find(u.node); it != status_.admin.end()) admin = it->second;
@@ -128,10 +128,10 @@ void SlurmNodeWriter::apply(const NodeUpdate& u) {
         // The admin may have changed the node while colocd steered it (scontrol update): a
         // weight other than the one colocd last set, and every feature not named coloc_*, are
         // the admin's now, kept while steering and given back when it stops.
-        SlurmNodeSettings now;
+        slurm::SlurmNodeSettings now;
         if (load_slurm_node(u.node, now, why)) {
             std::lock_guard lock(mu_);
-            SlurmNodeSettings& known = status_.admin[u.node];
+            slurm::SlurmNodeSettings& known = status_.admin[u.node];
             if (auto last = last_set_.find(u.node); last != last_set_.end() && now.weight != last->second.weight) {
                 log_info("steering: " + u.node + "'s Weight was set to " + std::to_string(now.weight) +
                          " by someone else; it is the admin's weight from now on");
@@ -144,7 +144,7 @@ void SlurmNodeWriter::apply(const NodeUpdate& u) {
         why.clear();
     } else {
         if (!u.advice) return;  // never changed: nothing to give back
-        SlurmNodeSettings now;
+        slurm::SlurmNodeSettings now;
         if (!load_slurm_node(u.node, now, why)) {
             std::lock_guard lock(mu_);
             ++status_.failed;
@@ -159,7 +159,7 @@ void SlurmNodeWriter::apply(const NodeUpdate& u) {
         std::lock_guard lock(mu_);
         status_.admin.emplace(u.node, now);
     }
-    SlurmNodeSettings want = *admin;
+    slurm::SlurmNodeSettings want = *admin;
     if (u.advice) {
         want.weight = admin->weight + static_cast<std::uint32_t>(u.advice->extra_weight);
         want.features = with_coloc_features(admin->features, u.advice->features);
@@ -200,7 +200,7 @@ void SlurmNodeWriter::apply(const SlotUpdate& u) {
     }
     if (!admin && !u.slots) return;  // never changed: nothing to give back
     std::string why;
-    SlurmNodeSettings now;
+    slurm::SlurmNodeSettings now;
     if (!load_slurm_node(u.node, now, why)) {
         std::lock_guard lock(mu_);
         return failed(why);

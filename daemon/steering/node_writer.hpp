@@ -33,8 +33,6 @@
 
 namespace coloc::daemon {
 
-using slurm::SlurmNodeSettings;
-
 // "a,coloc_x,b" -> "a,b": the admin's part of a feature list.
 std::string admin_features(const std::string& list);
 // The admin's list with coloc's features appended (each once).
@@ -57,10 +55,10 @@ public:
     struct Status {
         std::int64_t sent = 0;  // node updates Slurm accepted
         std::int64_t failed = 0;
-        std::string last_error;                          // empty when the last update went through
-        std::map<std::string, SlurmNodeSettings> admin;  // what colocd gives back, per node
-        std::map<std::string, int> admin_slots;          // the gpuslot count given back, per node
-        std::map<std::string, int> slots_set;            // the gpuslot count colocd last set, per node
+        std::string last_error;                                 // empty when the last update went through
+        std::map<std::string, slurm::SlurmNodeSettings> admin;  // what colocd gives back, per node
+        std::map<std::string, int> admin_slots;                 // the gpuslot count given back, per node
+        std::map<std::string, int> slots_set;                   // the gpuslot count colocd last set, per node
     };
     Status status() const;
 
@@ -77,8 +75,8 @@ private:
     bool busy_ = false;
     bool stop_ = false;
     Status status_;
-    std::map<std::string, SlurmNodeSettings> last_set_;  // what colocd last set, per node
-    std::thread worker_;                                 // last: starts once the rest is ready
+    std::map<std::string, slurm::SlurmNodeSettings> last_set_;  // what colocd last set, per node
+    std::thread worker_;                                        // last: starts once the rest is ready
 };
 
 }  // namespace coloc::daemon
