@@ -223,8 +223,10 @@ void task_post_fork(spank_t sp) {
 
 void job_epilog(spank_t sp, int ac, char** av) {
     if (spank_context() != S_CTX_JOB_SCRIPT) return;
-    // slurm_spank_init is not called in the job script context: read the arguments here.
-    const PluginConfig config = parse_plugin_args(ac, av).config;
+    // slurm_spank_init is not called in the job script context: read the arguments here, into
+    // the plugin's own config, which the calls to colocd read (its server key among them).
+    plugin().config = parse_plugin_args(ac, av).config;
+    const PluginConfig& config = plugin().config;
     std::uint32_t job = 0;
     if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || job == 0)
         job = static_cast<std::uint32_t>(std::strtoul(epilog_env("SLURM_JOB_ID").c_str(), nullptr, 10));
