@@ -25,16 +25,6 @@ using test::RunningServer;
 
 namespace {
 
-daemon::Config config() {
-    daemon::Config c = daemon::parse_config(R"(node_types: { quad: { gpus: 4, slots_per_gpu: 2 } }
-nodes: [ { names: "n1", type: quad } ]
-)",
-                                            "test.yaml");
-    c.database = test::scratch("reply-auth.db");
-    c.munge_socket = test::munge_socket();
-    return c;
-}
-
 proto::CurveKeys fresh_keys() {
     const std::string secret = test::scratch("colocd.key");
     return proto::load_or_create_server_keys(secret, proto::public_key_file_for(secret));
@@ -116,7 +106,7 @@ std::string refusal(const std::string& endpoint, const json& body, const proto::
 
 TEST_CASE("reply auth: a CURVE colocd's replies are accepted with its public key") {
     const proto::CurveKeys keys = fresh_keys();
-    RunningServer s(config(), keys.secret_key);
+    RunningServer s(test::one_node_config("reply-auth.db"), keys.secret_key);
     json status = proto::call(s.endpoint, {{"op", "status"}}, {test::munge_socket(), 5000, nullptr, keys.public_key});
     CHECK(status["status"]["nodes"] == 1);
     CHECK_FALSE(status.contains(proto::kNonce));  // the exchange's, taken out again

@@ -22,16 +22,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-daemon::Config config() {
-    daemon::Config c = daemon::parse_config(R"(node_types: { quad: { gpus: 4, slots_per_gpu: 2 } }
-nodes: [ { names: "n1", type: quad } ]
-)",
-                                            "test.yaml");
-    c.database = test::scratch("hostile.db");
-    c.munge_socket = test::munge_socket();
-    return c;
-}
-
 // Sends `frames` as one (multi-part) request from a REQ peer; the reply, or "" when none came
 // within `timeout_ms`.
 std::string raw_request(const std::string& endpoint, const std::vector<std::string>& frames, int timeout_ms = 5000) {
@@ -78,7 +68,7 @@ Snapshot snapshot(const RunningServer& s) {
 }  // namespace
 
 TEST_CASE("server: oversized and malformed messages are refused with a clear error and change nothing") {
-    RunningServer s(config());
+    RunningServer s(test::one_node_config("hostile.db"));
     REQUIRE(call(s, place_body(1))["gpus"].size() == 1);
     const Snapshot before = snapshot(s);
 
@@ -139,7 +129,7 @@ TEST_CASE("server: oversized and malformed messages are refused with a clear err
 }
 
 TEST_CASE("server: a client flooding place requests does not starve another client") {
-    RunningServer s(config());
+    RunningServer s(test::one_node_config("hostile.db"));
     constexpr int kFlood = 1500;
     std::vector<std::string> flood;
     for (int i = 0; i < kFlood; ++i) flood.push_back(proto::seal_request(place_body(1000 + i), test::munge_socket()));

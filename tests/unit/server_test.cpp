@@ -18,16 +18,6 @@ using test::RunningServer;
 
 namespace {
 
-daemon::Config config() {
-    daemon::Config c = daemon::parse_config(R"(node_types: { quad: { gpus: 4, slots_per_gpu: 2 } }
-nodes: [ { names: "n1", type: quad } ]
-)",
-                                            "test.yaml");
-    c.database = test::scratch("server.db");
-    c.munge_socket = test::munge_socket();
-    return c;
-}
-
 // Sends raw bytes as a REQ peer and returns the raw reply.
 std::string raw_request(const std::string& endpoint, const std::string& bytes) {
     void* ctx = zmq_ctx_new();
@@ -47,7 +37,7 @@ std::string raw_request(const std::string& endpoint, const std::string& bytes) {
 }  // namespace
 
 TEST_CASE("server: requests over ZeroMQ with munge, forged and missing credentials refused") {
-    RunningServer s(config());
+    RunningServer s(test::one_node_config("server.db"));
     json status = proto::call(s.endpoint, {{"op", "status"}}, {test::munge_socket(), 5000});
     CHECK(status["status"]["nodes"] == 1);
 
