@@ -18,6 +18,7 @@
 #include "proto/auth.hpp"
 #include "proto/client.hpp"
 #include "proto/envelope.hpp"
+#include "tests/unit/fake_router.hpp"
 #include "tests/unit/running_server.hpp"
 #include "tests/unit/test_env.hpp"
 
@@ -56,59 +57,14 @@ client::ReportSettings settings(const std::string& endpoint, double interval_s, 
     return s;
 }
 
-// A colocd stand-in on a ROUTER socket: records each request and answers ok, or, frozen, reads
-// nothing and answers nothing.
-struct FakeColocd {
-    std::string endpoint = "ipc://" + test::scratch("fake-colocd.sock");
-    bool frozen;
-    void* ctx = zmq_ctx_new();
-    void* sock = zmq_socket(ctx, ZMQ_ROUTER);
-    std::atomic<bool> stop{false};
-    std::mutex mu;
-    std::vector<std::string> requests;
-    std::thread thread;
-
-    explicit FakeColocd(bool frozen_ = false) : frozen(frozen_) {
-        int zero = 0;
-        zmq_setsockopt(sock, ZMQ_LINGER, &zero, sizeof zero);
-        REQUIRE(zmq_bind(sock, endpoint.c_str()) == 0);
-        if (!frozen) thread = std::thread([this] { serve(); });
-    }
-    ~FakeColocd() {
-        stop = true;
-        if (thread.joinable()) thread.join();
-        zmq_close(sock);
-        zmq_ctx_term(ctx);
-    }
-    void serve() {
-        while (!stop) {
-            zmq_pollitem_t item{sock, 0, ZMQ_POLLIN, 0};
-            if (zmq_poll(&item, 1, 10) <= 0) continue;
-            std::vector<std::string> frames;
-            int more = 1;
-            while (more) {
-                zmq_msg_t m;
-                zmq_msg_init(&m);
-                zmq_msg_recv(&m, sock, 0);
-                frames.emplace_back(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m));
-                more = zmq_msg_more(&m);
-                zmq_msg_close(&m);
-            }
-            {
-                std::lock_guard lock(mu);
-                requests.push_back(frames.back());
-            }
-            const std::string reply = proto::echo_nonce(frames.back(), proto::ok_reply({{"measured_slowdown", 1.0}}));
-            for (std::size_t i = 0; i + 1 < frames.size(); ++i)
-                zmq_send(sock, frames[i].data(), frames[i].size(), ZMQ_SNDMORE);
-            zmq_send(sock, reply.data(), reply.size(), 0);
-        }
-    }
-    std::vector<std::string> got() {
-        std::lock_guard lock(mu);
-        return requests;
-    }
-};
+// A colocd stand-in: records each request and answers ok, or, frozen, reads nothing and answers
+// nothing.
+test::FakeRouter fake_colocd(bool frozen = false) {
+    test::FakeRouter::Answer ok = [](const std::string& request) {
+        return proto::echo_nonce(request, proto::ok_reply({{"measured_slowdown", 1.0}}));
+    };
+    return {"ipc://" + test::scratch("fake-colocd.sock"), frozen ? nullptr : ok};
+}
 
 // Reports one iteration per send to a colocd that cannot answer: the training thread never
 // waits, every send fails, and only the first failure says so.
@@ -179,23 +135,23 @@ TEST_CASE("coloc_report: with colocd down, an iteration returns at once and one 
 }
 
 TEST_CASE("coloc_report: with colocd frozen, an iteration returns at once and one line says so") {
-    FakeColocd frozen(/*frozen=*/true);
+    test::FakeRouter frozen = fake_colocd(/*frozen=*/true);
     check_unanswered(frozen.endpoint);
 }
 
 TEST_CASE("coloc_report: iterations within an interval go as one mean with their count, sealed with munge") {
-    FakeColocd colocd;
+    test::FakeRouter colocd = fake_colocd();
     Lines log;
     client::Reporter r(settings(colocd.endpoint, 0.3, 2000), log.sink());
     for (int i = 0; i < 3; ++i) r.iteration(0.1);
     r.iteration(-1);            // ignored
     r.iteration(std::nan(""));  // ignored
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    CHECK(colocd.got().empty());  // the interval has not passed
+    CHECK(colocd.received().empty());  // the interval has not passed
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     r.iteration(0.5);
     REQUIRE(r.wait_idle(5000));
-    auto got = colocd.got();
+    auto got = colocd.received();
     REQUIRE(got.size() == 1);
     proto::Request req = proto::open_request(got[0]);
     CHECK(req.op == "observe");
@@ -206,7 +162,7 @@ TEST_CASE("coloc_report: iterations within an interval go as one mean with their
     CHECK(proto::verify_credential(req.cred, req.canonical, test::munge_socket(), 60).uid == getuid());
     r.iteration(0.25);  // within the next interval: sent by close
     r.close();
-    got = colocd.got();
+    got = colocd.received();
     REQUIRE(got.size() == 2);
     json last = proto::open_request(got[1]).body;
     CHECK(last["iter_time_s"].get<double>() == doctest::Approx(0.25));
@@ -216,7 +172,7 @@ TEST_CASE("coloc_report: iterations within an interval go as one mean with their
 }
 
 TEST_CASE("coloc_report: a forked child (a data loader worker) reports nothing and does not hang") {
-    FakeColocd colocd;
+    test::FakeRouter colocd = fake_colocd();
     JobEnv env(colocd.endpoint);
     setenv("COLOC_REPORT_TIMEOUT_MS", "2000", 1);
     REQUIRE(coloc_report_init() == 1);
@@ -234,7 +190,7 @@ TEST_CASE("coloc_report: a forked child (a data loader worker) reports nothing a
     CHECK(WEXITSTATUS(status) == 0);
     coloc_report_iteration(0.5);
     coloc_report_close();
-    auto got = colocd.got();
+    auto got = colocd.received();
     REQUIRE(got.size() == 1);
     CHECK(proto::open_request(got[0]).body["iter_time_s"].get<double>() == doctest::Approx(0.5));
 }

@@ -16,6 +16,7 @@
 #include "proto/envelope.hpp"
 #include "proto/errors.hpp"
 #include "spank/plugin_args.hpp"
+#include "tests/unit/fake_router.hpp"
 #include "tests/unit/running_server.hpp"
 #include "tests/unit/test_env.hpp"
 
@@ -32,64 +33,10 @@ proto::CurveKeys fresh_keys() {
 
 json place_body(int job) { return {{"op", "place"}, {"job_id", job}, {"node", "n1"}, {"slots", 1}, {"mode", "bind"}}; }
 
-// A server that is not colocd, on a ROUTER socket: with a key of its own or none. It records
-// every message that reaches it and answers each with `answer` (the request's bytes in, the
-// reply's out).
-struct Impostor {
-    std::string endpoint = "ipc://" + test::scratch("impostor.sock");
-    void* ctx = zmq_ctx_new();
-    void* sock = zmq_socket(ctx, ZMQ_ROUTER);
-    std::function<std::string(const std::string&)> answer;
-    std::atomic<bool> stop{false};
-    std::mutex mu;
-    std::vector<std::string> received;
-    std::thread thread;
-
-    Impostor(const std::string& secret_key, std::function<std::string(const std::string&)> answer_)
-        : answer(std::move(answer_)) {
-        int zero = 0, on = 1;
-        zmq_setsockopt(sock, ZMQ_LINGER, &zero, sizeof zero);
-        if (!secret_key.empty()) {
-            zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &on, sizeof on);
-            zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, secret_key.data(), secret_key.size());
-        }
-        REQUIRE(zmq_bind(sock, endpoint.c_str()) == 0);
-        thread = std::thread([this] { serve(); });
-    }
-    ~Impostor() {
-        stop = true;
-        thread.join();
-        zmq_close(sock);
-        zmq_ctx_term(ctx);
-    }
-    void serve() {
-        while (!stop) {
-            zmq_pollitem_t item{sock, 0, ZMQ_POLLIN, 0};
-            if (zmq_poll(&item, 1, 10) <= 0) continue;
-            std::vector<std::string> frames;
-            for (int more = 1; more;) {
-                zmq_msg_t m;
-                zmq_msg_init(&m);
-                zmq_msg_recv(&m, sock, 0);
-                frames.emplace_back(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m));
-                more = zmq_msg_more(&m);
-                zmq_msg_close(&m);
-            }
-            {
-                std::lock_guard lock(mu);
-                received.push_back(frames.back());
-            }
-            const std::string reply = answer(frames.back());
-            for (std::size_t i = 0; i + 1 < frames.size(); ++i)
-                zmq_send(sock, frames[i].data(), frames[i].size(), ZMQ_SNDMORE);
-            zmq_send(sock, reply.data(), reply.size(), 0);
-        }
-    }
-    std::size_t count() {
-        std::lock_guard lock(mu);
-        return received.size();
-    }
-};
+// A server on colocd's endpoint that is not colocd: it answers each request with `answer`.
+test::FakeRouter impostor(const std::string& secret_key, test::FakeRouter::Answer answer) {
+    return {"ipc://" + test::scratch("impostor.sock"), std::move(answer), secret_key};
+}
 
 std::string refusal(const std::string& endpoint, const json& body, const proto::CallOptions& options,
                     std::string& message) {
@@ -119,7 +66,8 @@ TEST_CASE("reply auth: a server without colocd's secret key fails the handshake 
     const proto::CurveKeys colocd = fresh_keys();
     const proto::CurveKeys other = fresh_keys();
     REQUIRE(colocd.public_key != other.public_key);
-    Impostor rogue(other.secret_key, [](const std::string& req) { return proto::echo_nonce(req, proto::ok_reply()); });
+    test::FakeRouter rogue =
+        impostor(other.secret_key, [](const std::string& req) { return proto::echo_nonce(req, proto::ok_reply()); });
     std::string message;
     const auto t0 = std::chrono::steady_clock::now();
     CHECK(refusal(rogue.endpoint, place_body(2), {test::munge_socket(), 3000, nullptr, colocd.public_key}, message) ==
@@ -128,32 +76,35 @@ TEST_CASE("reply auth: a server without colocd's secret key fails the handshake 
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2000));
     CHECK(message.find("CURVE handshake") != std::string::npos);
     CHECK(message.find(rogue.endpoint) != std::string::npos);
-    CHECK(rogue.count() == 0);
+    CHECK(rogue.received().size() == 0);
 }
 
 TEST_CASE("reply auth: a plain server is refused when a key is configured, and sent nothing") {
     const proto::CurveKeys colocd = fresh_keys();
-    Impostor rogue("", [](const std::string& req) { return proto::echo_nonce(req, proto::ok_reply()); });
+    test::FakeRouter rogue =
+        impostor("", [](const std::string& req) { return proto::echo_nonce(req, proto::ok_reply()); });
     std::string message;
     CHECK(refusal(rogue.endpoint, place_body(3), {test::munge_socket(), 3000, nullptr, colocd.public_key}, message) ==
           proto::code::kUnavailable);
     CHECK(message.find("CURVE handshake") != std::string::npos);
-    CHECK(rogue.count() == 0);
+    CHECK(rogue.received().size() == 0);
     // The same server is reached without a key: what the key protects against.
     CHECK(refusal(rogue.endpoint, place_body(3), {test::munge_socket(), 3000}, message) == "accepted");
-    CHECK(rogue.count() == 1);
+    CHECK(rogue.received().size() == 1);
 }
 
 TEST_CASE("reply auth: a reply that does not echo the request's nonce is refused") {
     SUBCASE("another request's nonce") {
-        Impostor other("", [](const std::string&) { return proto::ok_reply({{proto::kNonce, "0123456789abcdef"}}); });
+        test::FakeRouter other = impostor("", [](const std::string&) {
+            return proto::ok_reply({{proto::kNonce, "0123456789abcdef"}});
+        });
         std::string message;
         CHECK(refusal(other.endpoint, {{"op", "status"}}, {test::munge_socket(), 3000}, message) ==
               proto::code::kReplyMismatch);
         CHECK(message.find(other.endpoint) != std::string::npos);
     }
     SUBCASE("no nonce") {
-        Impostor none("", [](const std::string&) { return proto::ok_reply(); });
+        test::FakeRouter none = impostor("", [](const std::string&) { return proto::ok_reply(); });
         std::string message;
         CHECK(refusal(none.endpoint, {{"op", "status"}}, {test::munge_socket(), 3000}, message) ==
               proto::code::kReplyMismatch);
