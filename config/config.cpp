@@ -190,6 +190,14 @@ void read_database_trouble(const Reader& r, const YAML::Node& root, Config& cfg)
             static_cast<std::size_t>(r.integer(root["database_backlog_max"], "database_backlog_max", 1, 10000000));
     set_int(r, root, "database_retry_s", 1, 3600, cfg.database_retry_s);
     set_int(r, root, "database_retry_max_s", 1, 86400, cfg.database_retry_max_s);
+    if (root["database_sync"]) {
+        const std::string sync = r.str(root["database_sync"], "database_sync");
+        if (sync != "full" && sync != "normal")
+            r.fail(root["database_sync"], "database_sync", "'" + sync + "' is not one of full, normal");
+        cfg.database_sync_full = sync == "full";
+    }
+    set_str(r, root, "database_journal", cfg.database_journal);
+    set_int(r, root, "database_journal_reserve_mb", 1, 65536, cfg.database_journal_reserve_mb);
     if (cfg.database_retry_max_s < cfg.database_retry_s)
         r.fail(root["database_retry_max_s"] ? root["database_retry_max_s"] : root["database_retry_s"],
                "database_retry_max_s",
@@ -251,6 +259,9 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
                  "database_backlog_max",
                  "database_retry_s",
                  "database_retry_max_s",
+                 "database_sync",
+                 "database_journal",
+                 "database_journal_reserve_mb",
                  "partitions",
                  "default_mode",
                  "narrow_may_drop_gpus",
@@ -276,6 +287,10 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
 }
 
 }  // namespace
+
+std::string database_journal_path(const Config& cfg) {
+    return cfg.database_journal.empty() ? cfg.database + ".backlog" : cfg.database_journal;
+}
 
 Config parse_config(const std::string& text, const std::string& name) {
     YAML::Node root;

@@ -53,6 +53,13 @@ struct Config {
     std::size_t database_backlog_max = 100000;
     int database_retry_s = 1;
     int database_retry_max_s = 30;
+    // Each commit synced to disk before its reply (full), or only written (normal: a colocd that
+    // dies loses nothing, a host that crashes or a file system that fails may lose the last ones).
+    bool database_sync_full = true;
+    // The backlog's copy on disk, on space reserved at start (daemon/store/journal.hpp); empty:
+    // beside the database, database_journal_path() says where.
+    std::string database_journal;
+    int database_journal_reserve_mb = 64;
     std::map<std::string, proto::GpuMode> partition_modes;
     proto::GpuMode default_mode = proto::GpuMode::Narrow;
     // Narrow mode keeps every GPU a step holds (it may reorder them): a job billed for 8 GPUs that
@@ -84,6 +91,9 @@ public:
 };
 
 Config load_config(const std::string& path);
+// Where the backlog's journal is: database_journal, or the database's path with ".backlog".
+std::string database_journal_path(const Config& cfg);
+
 // For tests: the same from text, `name` standing in for the path in messages.
 Config parse_config(const std::string& text, const std::string& name);
 

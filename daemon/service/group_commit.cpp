@@ -61,6 +61,12 @@ std::size_t GroupCommit::store_before_stop() {
         log_info("stopping: the backlog of history writes is stored");
         return 0;
     }
+    if (const Journal* journal = state_.store.journal()) {
+        log_error("stopping with " + std::to_string(backlog.size()) + " history records that could not be stored (" +
+                  backlog.last_error() + "): they are in the journal " + journal->path() +
+                  " and are stored at the next start");
+        return backlog.size();
+    }
     log_error("stopping with " + std::to_string(backlog.size()) + " history records that could not be stored (" +
               backlog.last_error() +
               "): they are lost; running jobs among them are adopted from Slurm at the next start "
@@ -79,6 +85,11 @@ void GroupCommit::status(proto::json& status) const {
     status["database_last_retry"] = b.last_retry() ? proto::json(b.last_retry()) : proto::json(nullptr);
     status["database_write_failures"] = b.write_failures();
     status["database_written_late"] = b.written_late();
+    if (const Journal* journal = state_.store.journal()) {
+        status["database_journal"] = journal->path();
+        status["database_journal_used"] = journal->used();
+        status["database_journal_reserve"] = journal->reserve();
+    }
 }
 
 }  // namespace coloc::daemon

@@ -38,7 +38,9 @@ std::vector<std::string> configure_hardware(const Config& cfg, model::Interferen
 
 State::State(Config config)
     : cfg(std::move(config)),
-      store(cfg.database, false, {cfg.database_backlog_max, cfg.database_retry_s, cfg.database_retry_max_s}),
+      store(cfg.database, cfg.database_sync_full,
+            {cfg.database_backlog_max, cfg.database_retry_s, cfg.database_retry_max_s, database_journal_path(cfg),
+             static_cast<std::uint64_t>(cfg.database_journal_reserve_mb) << 20}),
       catalogue(load_catalogue(cfg.profiles)),
       model(model::make_model(cfg.model, catalogue)),
       hardware_notes(configure_hardware(cfg, *model)),

@@ -34,7 +34,9 @@ std::string StoreBacklog::refusal() const {
            " records): colocd takes no new writes until it can store them";
 }
 
-void StoreBacklog::push(StoreWrite write, std::int64_t now_s) { entries_.push_back({std::move(write), now_s}); }
+void StoreBacklog::push(StoreWrite write, std::int64_t now_s, std::uint64_t seq) {
+    entries_.push_back({std::move(write), now_s, seq});
+}
 
 void StoreBacklog::pop_front(std::size_t n) {
     entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(std::min(n, entries_.size())));

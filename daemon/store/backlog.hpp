@@ -5,6 +5,7 @@
 // queue were stored already (the overlay), so that colocd's own decisions see its own writes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -79,6 +80,10 @@ struct BacklogSettings {
     std::size_t max_records = 100000;
     int retry_first_s = 1;  // the first retry; each failed one doubles the wait...
     int retry_max_s = 30;   // ...up to this
+    // The backlog's copy on disk (daemon/store/journal.hpp) and the space reserved for it; no
+    // path: the backlog is in memory only (tests, tools).
+    std::string journal_path;
+    std::uint64_t journal_reserve_bytes = 64ull << 20;
 };
 
 class StoreBacklog {
@@ -86,6 +91,7 @@ public:
     struct Entry {
         StoreWrite write;
         std::int64_t queued_at = 0;  // epoch seconds
+        std::uint64_t seq = 0;       // its number in the journal
     };
 
     explicit StoreBacklog(BacklogSettings settings) : settings_(settings) {}
@@ -103,9 +109,11 @@ public:
     // Why a new writing request is refused now; for BacklogFull.
     std::string refusal() const;
 
-    void push(StoreWrite write, std::int64_t now_s);
+    void push(StoreWrite write, std::int64_t now_s, std::uint64_t seq);
     const std::deque<Entry>& entries() const { return entries_; }
     void pop_front(std::size_t n);
+    // Keeps the first `n` entries: those after them were never acknowledged (an abandoned round).
+    void truncate(std::size_t n) { entries_.resize(std::min(n, entries_.size())); }
 
     // A write or a retry failed for write trouble at `now_ms` (steady clock): the database is
     // unwritable (from now, unless it was already), and the next retry waits longer.

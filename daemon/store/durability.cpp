@@ -8,6 +8,7 @@
 
 #include "daemon/log.hpp"
 #include "daemon/store/store.hpp"
+#include "daemon/store/write_codec.hpp"
 
 namespace coloc::daemon {
 
@@ -25,27 +26,87 @@ constexpr int kBusyTimeoutMs = 2000;
 constexpr int kRetryBusyTimeoutMs = 100;
 // Backlog records stored per transaction by a retry.
 constexpr std::size_t kRetryChunk = 1000;
+// Journal space a unit (one request's writes) may need: a unit starts only when this much is left.
+constexpr std::uint64_t kUnitJournalBytes = 64 << 10;
 
 }  // namespace
 
 void Store::write(StoreWrite w) {
     const bool first_of_unit = unit_writes_++ == 0;
-    if (!backlog_.writable()) {
-        if (first_of_unit && backlog_.full()) throw BacklogFull(backlog_.refusal());
-        backlog_.push(std::move(w), now_s());
-        return;
+    if (backlog_.writable()) {
+        try {
+            Transaction tx(*db_);
+            apply(w);
+            tx.commit();
+            if (in_round_) round_writes_.push_back(std::move(w));
+            return;
+        } catch (const StoreError& e) {
+            if (!e.write_trouble()) throw;
+            became_unwritable(e.what());
+        }
+    } else if (first_of_unit) {
+        if (backlog_.full()) throw BacklogFull(backlog_.refusal());
+        refuse_unit_if_journal_cannot_take_it();
     }
+    // A round's writes are synced at its end, before any of them is acknowledged.
+    const std::size_t backlog_mark = backlog_.size();
+    const std::uint64_t journal_mark = journal_ ? journal_->mark() : 0, seq_mark = next_seq_;
     try {
-        Transaction tx(*db_);
-        apply(w);
-        tx.commit();
-    } catch (const StoreError& e) {
-        if (!e.write_trouble()) throw;
-        became_unwritable(e.what());
-        backlog_.push(std::move(w), now_s());
-        return;
+        queue(std::move(w));
+        if (!in_round_) sync_queued();
+    } catch (...) {
+        if (!in_round_) drop_queued_after(backlog_mark, journal_mark, seq_mark);
+        throw;
     }
-    if (in_round_) round_writes_.push_back(std::move(w));
+}
+
+void Store::queue(StoreWrite w) {
+    if (journal_) {
+        if (!journal_trouble_.empty()) throw StoreError(journal_trouble_);
+        try {
+            journal_->append(next_seq_, encode_write(w));
+        } catch (const JournalError& e) {
+            journal_trouble_ = e.what();
+            log_error(journal_trouble_ + "; writing requests are refused until the database takes writes again");
+            throw StoreError(journal_trouble_);
+        }
+    }
+    backlog_.push(std::move(w), now_s(), next_seq_++);
+}
+
+void Store::sync_queued() {
+    if (!journal_) return;
+    if (!journal_trouble_.empty()) throw StoreError(journal_trouble_);
+    try {
+        journal_->sync();
+    } catch (const JournalError& e) {
+        journal_trouble_ = e.what();
+        log_error(journal_trouble_ + "; writing requests are refused until the database takes writes again");
+        throw StoreError(journal_trouble_);
+    }
+}
+
+void Store::drop_queued_after(std::size_t backlog_mark, std::uint64_t journal_mark, std::uint64_t seq_mark) {
+    if (backlog_.size() <= backlog_mark) return;
+    backlog_.truncate(backlog_mark);
+    next_seq_ = seq_mark;  // the journal's numbers stay consecutive
+    if (!journal_) return;
+    try {
+        journal_->rewind(journal_mark);
+    } catch (const JournalError& e) {
+        journal_trouble_ = e.what();
+        log_error(journal_trouble_);
+    }
+}
+
+void Store::refuse_unit_if_journal_cannot_take_it() {
+    if (!journal_) return;
+    if (!journal_trouble_.empty())
+        throw BacklogFull("the database cannot be written (" + backlog_.last_error() + ") and " + journal_trouble_);
+    if (!journal_->fits(kUnitJournalBytes))
+        throw BacklogFull("the database cannot be written (" + backlog_.last_error() + ") and journal " +
+                          journal_->path() + " is full (" + std::to_string(journal_->reserve() >> 20) +
+                          " MiB reserved, database_journal_reserve_mb)");
 }
 
 void Store::became_unwritable(const std::string& why) {
@@ -61,13 +122,15 @@ void Store::became_unwritable(const std::string& why) {
                   "; placing from memory and queueing the history's writes");
     backlog_.failed(why, now_s(), steady_ms());
     // The round's earlier writes were rolled back with it: they go first, in their order.
-    for (StoreWrite& w : round_writes_) backlog_.push(std::move(w), now_s());
+    std::vector<StoreWrite> earlier = std::move(round_writes_);
     round_writes_.clear();
+    for (StoreWrite& w : earlier) queue(std::move(w));
 }
 
 void Store::begin_round() {
     in_round_ = true;
     round_writes_.clear();
+    round_mark_ = {backlog_.size(), journal_ ? journal_->mark() : 0, next_seq_};
     if (!backlog_.writable()) return;  // the round's writes queue behind the backlog
     try {
         db_->exec("BEGIN IMMEDIATE");
@@ -82,12 +145,16 @@ void Store::begin_round() {
 
 Durability Store::finish_round() {
     in_round_ = false;
-    if (!backlog_.writable()) return Durability::Queued;
+    if (!backlog_.writable()) {
+        sync_queued();  // throws: the caller abandons the round
+        return Durability::Queued;
+    }
     try {
         db_->exec("COMMIT");
     } catch (const StoreError& e) {
         if (!e.write_trouble()) throw;  // the caller abandons the round
         became_unwritable(e.what());
+        sync_queued();
         return Durability::Queued;
     }
     round_writes_.clear();
@@ -97,6 +164,8 @@ Durability Store::finish_round() {
 void Store::abandon_round() {
     in_round_ = false;
     round_writes_.clear();
+    // What the round queued was never acknowledged.
+    drop_queued_after(round_mark_.backlog, round_mark_.journal, round_mark_.seq);
     if (db_->in_transaction()) {
         try {
             db_->exec("ROLLBACK");
@@ -131,6 +200,7 @@ std::size_t Store::store_backlog(int budget_ms) {
     }
     db_->set_busy_timeout(kBusyTimeoutMs);
     backlog_.count_written_late(stored);
+    if (backlog_.empty()) clear_journal();
     if (backlog_.empty() && !backlog_.writable()) {
         const std::int64_t took = backlog_.drained(now_s());
         log_info("database writable again: " + std::to_string(backlog_.written_late()) +
@@ -150,6 +220,7 @@ std::size_t Store::store_chunk(std::size_t n) {
             try {
                 Transaction tx(*db_);
                 apply(entries[i].write);
+                mark_applied(entries[i].seq);
                 tx.commit();
             } catch (const StoreError& e) {
                 if (e.write_trouble()) {
@@ -165,12 +236,52 @@ std::size_t Store::store_chunk(std::size_t n) {
     try {
         Transaction tx(*db_);
         for (std::size_t i = 0; i < n; ++i) apply(entries[i].write);
+        mark_applied(entries[n - 1].seq);  // in the same transaction
         tx.commit();
         return n;
     } catch (const StoreError& e) {
         if (e.write_trouble()) throw;  // tx rolled back
     }
     return one_by_one();
+}
+
+void Store::open_journal() {
+    next_seq_ = applied_seq() + 1;
+    const BacklogSettings& settings = backlog_.settings();
+    if (settings.journal_path.empty()) return;
+    journal_ = std::make_unique<Journal>(settings.journal_path, settings.journal_reserve_bytes);
+    const std::uint64_t applied = next_seq_ - 1;
+    for (const Journal::Record& r : journal_->found()) {
+        next_seq_ = std::max(next_seq_, r.seq + 1);
+        if (r.seq <= applied) continue;  // stored before colocd stopped
+        try {
+            StoreWrite w = decode_write(r.payload);
+            if (const auto* p = std::get_if<PlacementWrite>(&w))
+                next_decision_ = std::max(next_decision_, p->placement.decision + 1);
+            backlog_.push(std::move(w), now_s(), r.seq);
+        } catch (const StoreError& e) {
+            log_error("journal " + journal_->path() + ": record " + std::to_string(r.seq) +
+                      " cannot be read and is left out: " + e.what());
+        }
+    }
+    if (backlog_.empty()) {
+        clear_journal();
+        return;
+    }
+    log_info("journal " + journal_->path() + ": " + std::to_string(backlog_.size()) +
+             " acknowledged records the database had not stored; storing them");
+    store_backlog(-1);  // what the database cannot take yet stays queued, and in the journal
+}
+
+void Store::clear_journal() {
+    if (!journal_ || (journal_->used() == 0 && journal_trouble_.empty())) return;
+    try {
+        journal_->clear();
+        journal_trouble_.clear();
+    } catch (const JournalError& e) {
+        journal_trouble_ = e.what();
+        log_error(journal_trouble_);
+    }
 }
 
 }  // namespace coloc::daemon

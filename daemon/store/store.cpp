@@ -100,6 +100,15 @@ CREATE TABLE solo_runs (
     PRIMARY KEY (key, job_id)
 );
 )sql",
+        // 7 -> 8: the last journal record stored (daemon/store/journal.hpp), so that a record
+        // replayed again at a start is not stored twice.
+        R"sql(
+CREATE TABLE journal_state (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    applied_seq INTEGER NOT NULL
+);
+INSERT INTO journal_state (id, applied_seq) VALUES (1, 0);
+)sql",
     };
     return list;
 }
@@ -170,7 +179,7 @@ struct Store::Statements {
     Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement, move_placement, end_job,
         end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements, colocations_of, count_jobs,
         save_params, load_params, insert_observation, count_observations, last_observation, insert_advice,
-        select_advice, upsert_solo_run, solo_runs;
+        select_advice, upsert_solo_run, solo_runs, applied_seq, set_applied_seq;
 
     explicit Statements(sqlite3* db)
         : upsert_job(db, sql::kUpsertJob),
@@ -203,7 +212,9 @@ struct Store::Statements {
           select_advice(db, "SELECT advice FROM steering_advice WHERE decision = ?1"),
           upsert_solo_run(db, sql::kUpsertSoloRun),
           solo_runs(db,
-                    "SELECT key, learned, job_id, iter_time_s, runtime_s, time FROM solo_runs ORDER BY key, job_id") {}
+                    "SELECT key, learned, job_id, iter_time_s, runtime_s, time FROM solo_runs ORDER BY key, job_id"),
+          applied_seq(db, "SELECT applied_seq FROM journal_state WHERE id = 1"),
+          set_applied_seq(db, "UPDATE journal_state SET applied_seq = ?1 WHERE id = 1") {}
 };
 
 namespace {
@@ -291,6 +302,7 @@ Store::Store(const std::string& path, bool synchronous_full, BacklogSettings bac
     next.step();
     next_decision_ = next.int64(0);
     checkpointer_ = std::make_unique<WalCheckpointer>(*db_, path, synchronous_full);
+    open_journal();
 }
 
 Store::~Store() = default;
@@ -534,6 +546,18 @@ std::optional<std::string> Store::steering_advice(std::int64_t decision) {
     s.reset();
     backlog_.overlay_advice(decision, out);
     return out;
+}
+
+// The journal's number of the last record stored (daemon/store/durability.cpp).
+std::uint64_t Store::applied_seq() {
+    Statement& q = st_->applied_seq.reset();
+    const std::uint64_t seq = q.step() ? static_cast<std::uint64_t>(q.int64(0)) : 0;
+    q.reset();  // no read transaction left open on the connection
+    return seq;
+}
+
+void Store::mark_applied(std::uint64_t seq) {
+    st_->set_applied_seq.reset().bind(1, static_cast<std::int64_t>(seq)).run();
 }
 
 }  // namespace coloc::daemon

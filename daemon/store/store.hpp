@@ -13,13 +13,14 @@
 #include <vector>
 
 #include "daemon/store/backlog.hpp"
+#include "daemon/store/journal.hpp"
 #include "daemon/store/rows.hpp"
 #include "daemon/store/sqlite.hpp"
 #include "daemon/store/wal_checkpointer.hpp"
 
 namespace coloc::daemon {
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // Whether a write is in the database or only in the backlog.
 enum class Durability { Stored, Queued };
@@ -70,6 +71,8 @@ public:
     std::size_t retry_backlog_if_due(int budget_ms = 100);
     std::size_t retry_backlog_now();
     const StoreBacklog& backlog() const { return backlog_; }
+    // The backlog's copy on disk; null when the settings name none.
+    const Journal* journal() const { return journal_.get(); }
 
     // Reads: what is stored, with the backlog applied (job, placements, open placements, model
     // parameters); the listings (jobs, colocations, counts) show what is stored only.
@@ -105,6 +108,19 @@ private:
     void apply(const StoreWrite& w);  // the SQL of one write, no transaction of its own
     // Write trouble: the round (if any) is rolled back and its writes go to the backlog.
     void became_unwritable(const std::string& why);
+    // Queues `w` in the backlog and appends it to the journal (not yet synced). sync_queued()
+    // makes what was queued durable before it is acknowledged; drop_queued_after() takes back
+    // what was queued after a mark, never acknowledged. Journal trouble throws StoreError (not
+    // write trouble): nothing more is acknowledged until the backlog is stored.
+    void queue(StoreWrite w);
+    void sync_queued();
+    void drop_queued_after(std::size_t backlog_mark, std::uint64_t journal_mark, std::uint64_t seq_mark);
+    // Journal trouble refuses a unit at its first write (BacklogFull), as a full backlog does.
+    void refuse_unit_if_journal_cannot_take_it();
+    void open_journal();   // and replays what it holds that the database has not stored
+    void clear_journal();  // the backlog is stored
+    std::uint64_t applied_seq();
+    void mark_applied(std::uint64_t seq);
     std::size_t store_backlog(int budget_ms);
     std::size_t store_chunk(std::size_t n);
 
@@ -115,6 +131,13 @@ private:
     bool in_round_ = false;
     std::vector<StoreWrite> round_writes_;  // what the open round's transaction holds
     std::size_t unit_writes_ = 0;
+    std::unique_ptr<Journal> journal_;
+    std::string journal_trouble_;  // why the journal failed; empty while it works
+    std::uint64_t next_seq_ = 1;
+    struct QueueMark {
+        std::size_t backlog = 0;
+        std::uint64_t journal = 0, seq = 0;
+    } round_mark_;                                   // where the open round's queued writes begin
     std::unique_ptr<WalCheckpointer> checkpointer_;  // stops before db_ closes
 };
 
