@@ -2,7 +2,8 @@
 // colocd goes on placing from memory, queues the writes in a bounded backlog, says "queued" in
 // its replies, shows the backlog in status, and stores every queued record, in order, once it
 // can. The trouble is real: SQLite's own page limit (SQLITE_FULL), a second connection's lock
-// (SQLITE_BUSY), query_only (SQLITE_READONLY); the outcome is checked from another connection.
+// (SQLITE_BUSY), query_only (SQLITE_READONLY), a disk that fails writes or syncs
+// (tests/support/fault_vfs.hpp); the outcome is checked from another connection.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "daemon/store/sqlite.hpp"
 #include "proto/envelope.hpp"
 #include "proto/messages.hpp"
+#include "tests/support/fault_vfs.hpp"
 #include "tests/unit/test_env.hpp"
 
 using namespace coloc;
@@ -258,7 +260,7 @@ TEST_CASE("db trouble: a stop with a backlog tries once more and says what is lo
     CHECK(stored_placements(db).size() == 2);
 }
 
-TEST_CASE("db trouble: colocd.yaml's backlog and retry keys are checked") {
+TEST_CASE("db trouble: colocd.yaml's backlog, journal, sync and retry keys are checked") {
     auto parse = [](const std::string& extra) {
         return parse_config("listen: [ \"ipc:///tmp/x.sock\" ]\n" + extra +
                                 "node_types:\n  quad: { gpus: 4 }\nnodes:\n  - { names: n1, type: quad }\n",
@@ -277,4 +279,72 @@ TEST_CASE("db trouble: colocd.yaml's backlog and retry keys are checked") {
     CHECK_THROWS_WITH_AS(parse("database_retry_s: 10\ndatabase_retry_max_s: 5\n"),
                          doctest::Contains("key 'database_retry_max_s': 5 is less than database_retry_s (10)"),
                          ConfigError);
+    // The journal beside the database unless named; commits synced unless told otherwise.
+    CHECK(d.database_sync_full);
+    CHECK(database_journal_path(d) == d.database + ".backlog");
+    CHECK(d.database_journal_reserve_mb == 64);
+    Config j = parse("database_sync: normal\ndatabase_journal: /spare/coloc.backlog\ndatabase_journal_reserve_mb: 8\n");
+    CHECK_FALSE(j.database_sync_full);
+    CHECK(database_journal_path(j) == "/spare/coloc.backlog");
+    CHECK(j.database_journal_reserve_mb == 8);
+    CHECK_THROWS_WITH_AS(parse("database_sync: sometimes\n"),
+                         doctest::Contains("key 'database_sync': 'sometimes' is not one of full, normal"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse("database_journal_reserve_mb: 0\n"),
+                         doctest::Contains("key 'database_journal_reserve_mb': 0 is outside 1..65536"), ConfigError);
+}
+
+TEST_CASE("db trouble: I/O errors on the database's writes (EIO): queued and journalled, stored once the disk heals") {
+    test::FaultyDisk disk;
+    const std::string db = test::scratch("eio.db");
+    Service s(trouble_config(db));
+    REQUIRE(place_job(s, 1)["durability"] == "stored");
+    disk.fail_writes(db);  // the database and its WAL; the journal is written without SQLite
+    json r = place_job(s, 2);
+    CHECK(r["ok"] == true);
+    CHECK(r["durability"] == "queued");
+    CHECK(ended(s, 2)["durability"] == "queued");
+    CHECK(disk.faults() > 0);
+    json st = status(s);
+    CHECK(st["database_last_error"].get<std::string>().find("I/O") != std::string::npos);
+    CHECK(st["database_journal"] == db + ".backlog");
+    CHECK(st["database_journal_used"].get<std::int64_t>() > 0);
+    disk.clear();
+    REQUIRE(drained_within(s, std::chrono::seconds(10)));
+    CHECK(status(s)["database_journal_used"] == 0);
+    CHECK(stored_placements(db).size() == 2);
+    CHECK(job_state(db, 2) == "ended");
+}
+
+TEST_CASE(
+    "db trouble: a failing fsync (database_sync: full) fails the commit: queued, journalled, stored once it syncs") {
+    test::FaultyDisk disk;
+    const std::string db = test::scratch("fsync-full.db");
+    Service s(trouble_config(db));
+    REQUIRE(place_job(s, 1)["durability"] == "stored");
+    disk.fail_syncs(db);
+    // A commit that did not reach the disk is not acknowledged as stored.
+    CHECK(place_job(s, 2)["durability"] == "queued");
+    CHECK(disk.faults() > 0);
+    CHECK(status(s)["database_journal_used"].get<std::int64_t>() > 0);
+    disk.clear();
+    REQUIRE(drained_within(s, std::chrono::seconds(10)));
+    CHECK(stored_placements(db).size() == 2);
+}
+
+TEST_CASE("db trouble: a failing fsync (database_sync: normal) fails the checkpoint, not the requests; none lost") {
+    test::FaultyDisk disk;
+    const std::string db = test::scratch("fsync.db");
+    Config cfg = trouble_config(db);
+    cfg.database_sync_full = false;
+    Service s(cfg);
+    disk.fail_syncs(db);
+    for (std::int64_t job = 1; job <= 20; ++job) CHECK(place_job(s, job)["durability"] == "stored");
+    // The checkpoint syncs the WAL before it copies it into the database: it fails.
+    sqlite3* conn = s.commits().database().handle();
+    CHECK(sqlite3_wal_checkpoint_v2(conn, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr) != SQLITE_OK);
+    CHECK(disk.faults() > 0);
+    CHECK(place_job(s, 21)["durability"] == "stored");
+    disk.clear();
+    CHECK(sqlite3_wal_checkpoint_v2(conn, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr) == SQLITE_OK);
+    CHECK(stored_placements(db).size() == 21);
 }
