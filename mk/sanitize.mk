@@ -17,20 +17,22 @@ SAN_FLAGS_tsan := -fsanitize=thread
 SAN_CPPFLAGS = $(filter-out $(HARDEN_CPPFLAGS),$(CPPFLAGS))
 
 # The unit tests each variant runs.
-SAN_UNIT_NAMES_san := bind_slots_from_slurm client_report config db_trouble example_config \
+SAN_UNIT_NAMES_san := backlog_journal bind_slots_from_slurm client_report config db_trouble example_config \
     gres_detail group_commit hardware_config hostlist metrics multinode multinode_narrow \
     proto_envelope proto_jobs protocol_upgrade reconcile replay_readers server server_hostile \
     service service_routes site_layout slurm_release spank_% steering store unknown_profile \
     elastic_slots worker_pool
 SAN_UNIT_NAMES_tsan := server server_hostile service service_routes store worker_pool group_commit \
-    db_trouble
+    db_trouble backlog_journal
 # The libraries their link needs, in the linker's order: only these are built.
 SAN_UNIT_LIBS_san := $(addprefix $(BUILD)/san/,libctl.a libclient.a libspank_logic.a libcolocd.a libcoloc_core.a)
 SAN_UNIT_LIBS_tsan := $(addprefix $(BUILD)/tsan/,libcolocd.a libcoloc_core.a)
 # The integration tests tsan-test runs (tests/integration/run patterns).
 TSAN_ITESTS := 30-crash-safety 31-storm
 
-san_unit_src = tests/unit/main.cpp $(filter $(patsubst %,tests/unit/%_test.cpp,$(SAN_UNIT_NAMES_$(1))),$(UNIT_SRC))
+# The storage tests' fault-injecting SQLite VFS is the one piece of tests/support they link.
+san_unit_src = tests/unit/main.cpp $(filter $(patsubst %,tests/unit/%_test.cpp,$(SAN_UNIT_NAMES_$(1))),$(UNIT_SRC)) \
+    tests/support/fault_vfs.cpp
 
 # $(1): the variant. Defines $(BUILD)/$(1)/{colocd,colocctl,unit-tests} and their libraries.
 define sanitized_variant
