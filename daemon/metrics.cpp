@@ -127,6 +127,11 @@ std::vector<prometheus::MetricFamily> metric_families(const MetricsSnapshot& s) 
     w.scalar("coloc_gpu_slots", kGauge, "GPU slots on all nodes (GPUs times slots per GPU).", s.slots_total);
     w.scalar("coloc_database_backlog", kGauge,
              "History records queued because the database cannot be written, not yet stored.", s.database_backlog);
+    w.scalar("coloc_database_journal_bytes", kGauge, "Bytes of the backlog's journal in use (synced queued records).",
+             s.database_journal_bytes);
+    w.scalar("coloc_database_journal_failed", kGauge,
+             "1 while the backlog's journal cannot be written (writing requests are refused), else 0.",
+             s.database_journal_failed);
     w.scalar("coloc_database_write_failures_total", kCounter,
              "Writes and retries that failed because the database could not be written (full, locked, read-only).",
              s.database_write_failures);

@@ -65,7 +65,9 @@ struct MetricsSnapshot {
     std::int64_t running_jobs = 0;
     std::int64_t slots_used = 0;
     std::int64_t slots_total = 0;
-    std::int64_t database_backlog = 0;  // history records queued, not yet stored
+    std::int64_t database_backlog = 0;         // history records queued, not yet stored
+    std::int64_t database_journal_bytes = 0;   // of the backlog's journal, in use
+    std::int64_t database_journal_failed = 0;  // 1 while the journal cannot be written
 
     // Counters of the database's trouble.
     std::int64_t database_write_failures = 0;  // writes and retries that failed for write trouble

@@ -89,6 +89,7 @@ void GroupCommit::status(proto::json& status) const {
         status["database_journal"] = journal->path();
         status["database_journal_used"] = journal->used();
         status["database_journal_reserve"] = journal->reserve();
+        status["database_journal_error"] = state_.store.journal_trouble();
     }
 }
 

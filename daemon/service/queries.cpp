@@ -220,6 +220,9 @@ MetricsSnapshot Queries::metrics() const {
     m.auth_refused = state_.counters.auth_refused;
     m.running_jobs = static_cast<std::int64_t>(state_.cluster.job_count());
     m.database_backlog = static_cast<std::int64_t>(state_.store.backlog().size());
+    if (const Journal* journal = state_.store.journal())
+        m.database_journal_bytes = static_cast<std::int64_t>(journal->used());
+    m.database_journal_failed = state_.store.journal_trouble().empty() ? 0 : 1;
     m.database_write_failures = state_.store.backlog().write_failures();
     m.database_written_late = state_.store.backlog().written_late();
     std::tie(m.slots_total, m.slots_used) = slot_totals();

@@ -73,6 +73,8 @@ public:
     const StoreBacklog& backlog() const { return backlog_; }
     // The backlog's copy on disk; null when the settings name none.
     const Journal* journal() const { return journal_.get(); }
+    // Why the journal cannot be written; empty while it can.
+    const std::string& journal_trouble() const { return journal_trouble_; }
 
     // Reads: what is stored, with the backlog applied (job, placements, open placements, model
     // parameters); the listings (jobs, colocations, counts) show what is stored only.

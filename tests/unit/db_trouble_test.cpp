@@ -307,6 +307,7 @@ TEST_CASE("db trouble: I/O errors on the database's writes (EIO): queued and jou
     json st = status(s);
     CHECK(st["database_last_error"].get<std::string>().find("I/O") != std::string::npos);
     CHECK(st["database_journal"] == db + ".backlog");
+    CHECK(st["database_journal_error"] == "");
     CHECK(st["database_journal_used"].get<std::int64_t>() > 0);
     disk.clear();
     REQUIRE(drained_within(s, std::chrono::seconds(10)));

@@ -105,6 +105,7 @@ TEST_CASE("render_metrics writes every family in the text format") {
     s.slots_used = 3;
     s.slots_total = 16;
     s.database_backlog = 0;
+    s.database_journal_bytes = 4096;
     s.request_seconds_by_op.emplace("place", latency_histogram());
     s.request_seconds_by_op.at("place").observe(0.0004);
     s.request_seconds_by_op.at("place").observe(0.003);
@@ -129,6 +130,8 @@ TEST_CASE("render_metrics writes every family in the text format") {
     CHECK(has_line(text, "coloc_gpu_slots_used 3"));
     CHECK(has_line(text, "coloc_gpu_slots 16"));
     CHECK(has_line(text, "coloc_database_backlog 0"));
+    CHECK(has_line(text, "coloc_database_journal_bytes 4096"));
+    CHECK(has_line(text, "coloc_database_journal_failed 0"));
     CHECK(has_line(text, "# TYPE coloc_request_duration_seconds histogram"));
     CHECK(has_line(text, "coloc_request_duration_seconds_bucket{op=\"place\",le=\"0.0005\"} 1"));
     CHECK(has_line(text, "coloc_request_duration_seconds_bucket{op=\"place\",le=\"0.0025\"} 1"));
