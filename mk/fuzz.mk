@@ -5,6 +5,9 @@
 #   make fuzz-check               each target for FUZZ_CI_RUNS inputs (default 20000) from a fixed
 #                                 seed and the seed corpus alone, at most FUZZ_CI_SECONDS each:
 #                                 the same inputs on every machine; part of make check
+#   make fuzz-bar                 each target for FUZZ_BAR_RUNS inputs (default 1,000,000), at
+#                                 most FUZZ_BAR_SECONDS each (default 3600), one target per job
+#                                 (make -jN fuzz-bar); fails a target the cap stopped short
 # A crash, leak, UB report or unexpected exception stops the run and leaves the input in
 # FUZZ_BUILD/crashes/; add it to the seed corpus once fixed.
 
@@ -13,6 +16,8 @@ FUZZ_BUILD      ?= $(BUILD)/fuzz
 FUZZ_SECONDS    ?= 60
 FUZZ_CI_SECONDS ?= 60
 FUZZ_CI_RUNS    ?= 20000
+FUZZ_BAR_RUNS    ?= 1000000
+FUZZ_BAR_SECONDS ?= 3600
 FUZZ_FLAGS      := $(CXXSTD) -Wall -Wextra -O1 -g -fno-omit-frame-pointer \
                    -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_LDLIBS     := -lyaml-cpp -lmunge -lsodium -lslurm
@@ -26,7 +31,7 @@ FUZZ_LIB_OBJ := $(patsubst %.cpp,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIB_SRC))
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.cpp,%,$(wildcard tests/fuzz/*.cpp))
 FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz-,$(FUZZ_TARGETS))
 
-.PHONY: fuzz fuzz-build fuzz-check
+.PHONY: fuzz fuzz-build fuzz-check fuzz-bar
 
 $(FUZZ_BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(@D)
@@ -47,5 +52,11 @@ fuzz-check: fuzz-build
 	@rm -rf $(FUZZ_BUILD)/check-corpus
 	@FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_WORK=$(FUZZ_BUILD)/check-corpus FUZZ_SEED=1 FUZZ_RUNS=$(FUZZ_CI_RUNS) \
 	    tests/fuzz/run $(FUZZ_CI_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-bar: $(addprefix fuzz-bar-,$(FUZZ_TARGETS))
+
+fuzz-bar-%: $(FUZZ_BUILD)/fuzz-%
+	@FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_WORK=$(FUZZ_BUILD)/bar-corpus FUZZ_SEED=1 FUZZ_RUNS=$(FUZZ_BAR_RUNS) \
+	    FUZZ_REQUIRE_RUNS=1 tests/fuzz/run $(FUZZ_BAR_SECONDS) $*
 
 -include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)
