@@ -37,6 +37,7 @@ struct StageTimes {
     double call_ms = -1;        // the round trip to colocd, less the credential
     double record_ms = -1;      // recording the holding under the lock
     double place_ms = -1;       // the whole of choose_step_gpus
+    double fence_ms = -1;       // the first task's device fence (bind mode, task_post_fork)
 };
 
 // What slurm_spank_task_init applies and slurm_spank_task_post_fork reports.

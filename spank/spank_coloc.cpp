@@ -198,7 +198,11 @@ bool fence(spank_t sp) {
     Plugin& p = plugin();
     pid_t pid = 0;
     if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0) return true;
+    const auto t0 = std::chrono::steady_clock::now();
     const TaskFenceResult r = fence_task(p.config, p.facts, p.step, p.outcome, pid, p.fence);
+    if (!r.done.empty() && p.outcome.times.fence_ms < 0)  // the first task's, in the step's timing line
+        p.outcome.times.fence_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (!r.error.empty()) log_line(r.error);
     if (!r.done.empty()) slurm_debug("coloc: job %lld: %s", static_cast<long long>(p.facts.job_id), r.done.c_str());
     return !r.refuse;

@@ -32,7 +32,7 @@ std::string stage_line(std::int64_t job_id, std::uint32_t step, const std::strin
                        double report_ms) {
     return subject(job_id, step, node) + " path=" + t.path + " lock=" + ms(t.lock_ms) + " lookup=" + ms(t.lookup_ms) +
            " munge=" + ms(t.munge_ms) + " call=" + ms(t.call_ms) + " record=" + ms(t.record_ms) +
-           " place=" + ms(t.place_ms) + " report=" + ms(report_ms);
+           " place=" + ms(t.place_ms) + " fence=" + ms(t.fence_ms) + " report=" + ms(report_ms);
 }
 
 std::string apply_line(std::int64_t job_id, std::uint32_t step, const std::string& node, double apply_ms) {

@@ -94,10 +94,11 @@ TEST_CASE("spank stage line: every stage by name, '-' for one that did not run, 
     t.call_ms = 2.25;
     t.record_ms = 0.1;
     t.place_ms = 3;
+    t.fence_ms = 0.7;
     CHECK(spank::stage_line(12, 0xFFFFFFFBu, "n1", t, 0.35) ==
           "job=12 step=batch node=n1 path=colocd lock=0.08 lookup=- munge=0.50 call=2.25 record=0.10 place=3.00 "
-          "report=0.35");
+          "fence=0.70 report=0.35");
     CHECK(spank::stage_line(12, 3, "n1", spank::StageTimes{}, -1) ==
-          "job=12 step=3 node=n1 path=none lock=- lookup=- munge=- call=- record=- place=- report=-");
+          "job=12 step=3 node=n1 path=none lock=- lookup=- munge=- call=- record=- place=- fence=- report=-");
     CHECK(spank::apply_line(12, 0, "n2", 0.014) == "job=12 step=0 node=n2 apply=0.01");
 }
