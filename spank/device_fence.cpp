@@ -1,7 +1,11 @@
 #include "spank/device_fence.hpp"
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
 
 #include <cctype>
 #include <cerrno>
@@ -66,6 +70,7 @@ FenceResult fence_process(DeviceCgroup which, const FenceTarget& t) {
         return r;
     }
     const std::string dir = join(mount, rel, fence_name(t.node, t.job_id, t.step, t.stepd));
+    sweep_stale_fences(dir.substr(0, dir.rfind('/')));
     if ((r.error = make_dir(dir)).empty()) r.dir = dir;
     if (!r.error.empty()) return r;
     if (v1) {
@@ -80,6 +85,24 @@ FenceResult fence_process(DeviceCgroup which, const FenceTarget& t) {
 
 void remove_fence(const std::string& dir) {
     if (!dir.empty()) ::rmdir(dir.c_str());
+}
+
+int sweep_stale_fences(const std::string& parent) {
+    DIR* d = ::opendir(parent.c_str());
+    if (!d) return 0;
+    int removed = 0;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name.rfind("coloc_", 0) != 0) continue;
+        const std::size_t last = name.rfind('_');
+        const std::string pid_text = name.substr(last + 1);
+        if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+        const long pid = std::strtol(pid_text.c_str(), nullptr, 10);
+        if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+        if (::rmdir((parent + "/" + name).c_str()) == 0) ++removed;
+    }
+    ::closedir(d);
+    return removed;
 }
 
 }  // namespace coloc::spank

@@ -42,4 +42,9 @@ FenceResult fence_process(DeviceCgroup which, const FenceTarget& target);
 // Removes a fence cgroup once the step's processes have left it; a busy or missing one is left.
 void remove_fence(const std::string& dir);
 
+// Removes the fences in `parent` whose slurmstepd is gone (a step's last process may leave its
+// fence only after slurmstepd's last try, or slurmstepd may die): rmdir takes only empty ones,
+// and a live slurmstepd's fence, made but not yet entered, is left. Returns how many went.
+int sweep_stale_fences(const std::string& parent);
+
 }  // namespace coloc::spank

@@ -3,6 +3,7 @@
 # a --coloc=off job's own slots, a local choice while colocd is away), with the cgroup v1 devices
 # controller and with a cgroup v2 device program. The fake GPUs (c 195:N, no driver) open with
 # ENXIO where the cgroup lets them through and with EPERM where it refuses them.
+# A fence whose slurmstepd is gone is swept by the next one.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib-gpus.sh"
 require_colocd
@@ -52,8 +53,15 @@ no_fence_left() { # ID...
 }
 
 note "bind jobs with colocd's GPUs (cgroup v1 devices controller): their own GPUs only"
+# A fence left by a slurmstepd that is gone (its pid names no process): the next fence sweeps it.
+true &
+dead=$!
+wait "$dead"
+stale=/sys/fs/cgroup/devices/coloc_n9_1_0_$dead
+mkdir "$stale"
 id1=$(run_job 30 -p bind -w n1 --gres=gpuslot:1 --wrap "$probe")
 check_fenced "$id1" "colocd's choice"
+[ ! -d "$stale" ] || { rmdir "$stale"; fail "the fence of a gone slurmstepd ($stale) was not swept by the next fence"; }
 [[ $(decision_of "$id1") =~ ^[0-9]+$ ]] || fail "job $id1 has COLOC_DECISION='$(decision_of "$id1")'"
 id2=$(run_job 30 -p bind -w n1 --gres=gpuslot:2 --wrap "$probe")
 check_fenced "$id2" "colocd's choice of two"

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -59,6 +60,32 @@ TEST_CASE("device fence: the GPUs a bind step was not given are denied") {
     CHECK(v1_rule({195, 3}) == "c 195:3 rwm");
     CHECK(fence_name("n1", 42, 4294967291u, 77) == "coloc_n1_42_4294967291_77");
     CHECK(fence_name("a.b/c", 1, 0, 5) == "coloc_a_b_c_1_0_5");
+}
+
+TEST_CASE("device fence: fences whose slurmstepd is gone are swept, others are left") {
+    namespace fs = std::filesystem;
+    const fs::path parent = fs::temp_directory_path() / ("coloc-sweep-" + std::to_string(::getpid()));
+    fs::remove_all(parent);
+    fs::create_directories(parent);
+    // A pid that names no process: a child that has been reaped.
+    const pid_t gone = ::fork();
+    if (gone == 0) ::_exit(0);
+    REQUIRE(gone > 0);
+    int status = 0;
+    REQUIRE(::waitpid(gone, &status, 0) == gone);
+    const std::string live = fence_name("n1", 7, 0, ::getpid()), stale = fence_name("n1", 6, 0, gone),
+                      busy = fence_name("n2", 5, 0, gone);
+    for (const std::string& n : {live, stale, busy, std::string("other_1"), std::string("coloc_x")})
+        fs::create_directory(parent / n);
+    std::ofstream(parent / busy / "task") << "a cgroup with a process in it is not empty either";
+    CHECK(sweep_stale_fences(parent.string()) == 1);
+    CHECK(fs::exists(parent / live));
+    CHECK_FALSE(fs::exists(parent / stale));
+    CHECK(fs::exists(parent / busy));  // rmdir takes only empty ones
+    CHECK(fs::exists(parent / "other_1"));
+    CHECK(fs::exists(parent / "coloc_x"));
+    CHECK(sweep_stale_fences((parent / "missing").string()) == 0);
+    fs::remove_all(parent);
 }
 
 TEST_CASE("device fence: GPU device numbers come from the device files") {
