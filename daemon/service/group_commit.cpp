@@ -61,16 +61,12 @@ std::size_t GroupCommit::store_before_stop() {
         log_info("stopping: the backlog of history writes is stored");
         return 0;
     }
-    if (const Journal* journal = state_.store.journal()) {
-        log_error("stopping with " + std::to_string(backlog.size()) + " history records that could not be stored (" +
-                  backlog.last_error() + "): they are in the journal " + journal->path() +
-                  " and are stored at the next start");
-        return backlog.size();
-    }
+    const Journal* journal = state_.store.journal();
     log_error("stopping with " + std::to_string(backlog.size()) + " history records that could not be stored (" +
-              backlog.last_error() +
-              "): they are lost; running jobs among them are adopted from Slurm at the next start "
-              "when reconciliation is on");
+              backlog.last_error() + "): " +
+              (journal ? "they are in the journal " + journal->path() + " and are stored at the next start"
+                       : "they are lost; running jobs among them are adopted from Slurm at the next start when "
+                         "reconciliation is on"));
     return backlog.size();
 }
 
