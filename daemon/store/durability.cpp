@@ -66,8 +66,7 @@ void Store::queue(StoreWrite w) {
         try {
             journal_->append(next_seq_, encode_write(w));
         } catch (const JournalError& e) {
-            journal_trouble_ = e.what();
-            log_error(journal_trouble_ + "; writing requests are refused until the database takes writes again");
+            journal_failed(e);
             throw StoreError(journal_trouble_);
         }
     }
@@ -80,8 +79,7 @@ void Store::sync_queued() {
     try {
         journal_->sync();
     } catch (const JournalError& e) {
-        journal_trouble_ = e.what();
-        log_error(journal_trouble_ + "; writing requests are refused until the database takes writes again");
+        journal_failed(e);
         throw StoreError(journal_trouble_);
     }
 }
@@ -94,9 +92,13 @@ void Store::drop_queued_after(std::size_t backlog_mark, std::uint64_t journal_ma
     try {
         journal_->rewind(journal_mark);
     } catch (const JournalError& e) {
-        journal_trouble_ = e.what();
-        log_error(journal_trouble_);
+        journal_failed(e);
     }
+}
+
+void Store::journal_failed(const JournalError& e) {
+    journal_trouble_ = e.what();
+    log_error(journal_trouble_ + "; while the database cannot be written, writing requests are refused");
 }
 
 void Store::refuse_unit_if_journal_cannot_take_it() {
@@ -279,8 +281,7 @@ void Store::clear_journal() {
         journal_->clear();
         journal_trouble_.clear();
     } catch (const JournalError& e) {
-        journal_trouble_ = e.what();
-        log_error(journal_trouble_);
+        journal_failed(e);
     }
 }
 

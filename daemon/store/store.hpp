@@ -117,6 +117,8 @@ private:
     void queue(StoreWrite w);
     void sync_queued();
     void drop_queued_after(std::size_t backlog_mark, std::uint64_t journal_mark, std::uint64_t seq_mark);
+    // Notes and logs why the journal failed; it is retried once the backlog is stored.
+    void journal_failed(const JournalError& e);
     // Journal trouble refuses a unit at its first write (BacklogFull), as a full backlog does.
     void refuse_unit_if_journal_cannot_take_it();
     void open_journal();   // and replays what it holds that the database has not stored
