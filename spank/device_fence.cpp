@@ -70,7 +70,8 @@ FenceResult fence_process(DeviceCgroup which, const FenceTarget& t) {
         return r;
     }
     const std::string dir = join(mount, rel, fence_name(t.node, t.job_id, t.step, t.stepd));
-    sweep_stale_fences(dir.substr(0, dir.rfind('/')));
+    // The step's first task makes its fence, and sweeps the stale ones beside it once per step.
+    if (::mkdir(dir.c_str(), 0755) == 0) sweep_stale_fences(dir.substr(0, dir.rfind('/')));
     if ((r.error = make_dir(dir)).empty()) r.dir = dir;
     if (!r.error.empty()) return r;
     if (v1) {
