@@ -30,57 +30,115 @@ IntervalFit fit_interval_delays(const std::vector<EndedRun>& runs, const PriorDe
     IntervalFit fit;
     std::vector<const EndedRun*> used;
     std::map<PairKey, int> index;
-    std::vector<PairKey> keys;
     for (const EndedRun& r : runs) {
         if (!usable_run(r, o, fit.left_out)) continue;
         used.push_back(&r);
         for (const RunInterval& k : r.intervals)
-            for (const auto& [name, where] : k.neighbours) {
-                PairKey key{r.job, name, where};
-                if (index.emplace(key, static_cast<int>(keys.size())).second) keys.push_back(key);
-            }
+            for (const auto& [name, where] : k.neighbours) index.emplace(PairKey{r.job, name, where}, 0);
     }
     fit.used = static_cast<int>(used.size());
+    if (index.empty()) return fit;
+    // Numbered in key order, the pairs of one job come together; only its own runs name them, so
+    // the normal equations fall apart into one block per job, each solved on its own (a window of
+    // many jobs' runs costs the sum of small blocks' cubes, not the cube of all their pairs).
+    struct Block {
+        Eigen::Index from = 0, size = 0;
+        Eigen::MatrixXd A;
+        Eigen::VectorXd b;
+        bool settled = false;  // its delays stopped moving: they stay as they are
+    };
+    std::vector<PairKey> keys;
+    std::vector<Block> blocks;
+    std::map<std::string, std::size_t> block_of;
+    for (auto& [key, at] : index) {
+        at = static_cast<int>(keys.size());
+        keys.push_back(key);
+        auto [it, fresh] = block_of.try_emplace(key.job, blocks.size());
+        if (fresh) blocks.push_back({at, 0, {}, {}, false});
+        ++blocks[it->second].size;
+    }
     const auto P = static_cast<Eigen::Index>(keys.size());
-    if (P == 0) return fit;
     Eigen::VectorXd d0(P), ridge(P);
     for (Eigen::Index p = 0; p < P; ++p) {
         const DelayPrior pr = prior(keys[static_cast<std::size_t>(p)]);
         d0[p] = pr.delay;
         ridge[p] = 1 / std::max(pr.sd * pr.sd, 1e-6);
     }
-    Eigen::VectorXd d = d0;
-    Eigen::MatrixXd A(P, P);
-    Eigen::VectorXd b(P);
-    // Both in inverse variances: an equation's noise is noise * E; a pair's prior has its sd.
-    Eigen::VectorXd row(P);
-    for (int pass = 0; pass < std::max(1, o.max_passes); ++pass) {
-        A.setZero();
-        b.setZero();
-        for (const EndedRun* r : used) {
-            row.setZero();
-            for (const RunInterval& k : r->intervals) {
-                if (!(k.duration_s > 0) || k.neighbours.empty()) continue;
-                double D = 0;
-                for (const auto& [name, where] : k.neighbours) D += d[index.at({r->job, name, where})];
-                const double work = k.duration_s / (1 + std::max(D, -0.5));
-                for (const auto& [name, where] : k.neighbours) row[index.at({r->job, name, where})] += work;
+    // Each run's shared intervals with its pairs' positions in its block, looked up once.
+    struct Interval {
+        double duration_s = 0;
+        std::vector<Eigen::Index> pairs;
+    };
+    struct Run {
+        const EndedRun* run = nullptr;
+        Block* block = nullptr;
+        std::vector<Interval> intervals;
+        std::vector<Eigen::Index> touched;  // its pairs, each once
+    };
+    std::vector<Run> prepared;
+    prepared.reserve(used.size());
+    for (const EndedRun* r : used) {
+        Run u{r, &blocks[block_of.at(r->job)], {}, {}};
+        for (const RunInterval& k : r->intervals) {
+            if (!(k.duration_s > 0) || k.neighbours.empty()) continue;
+            Interval in{k.duration_s, {}};
+            for (const auto& [name, where] : k.neighbours) {
+                const Eigen::Index at = index.at({r->job, name, where}) - u.block->from;
+                in.pairs.push_back(at);
+                if (std::find(u.touched.begin(), u.touched.end(), at) == u.touched.end()) u.touched.push_back(at);
             }
-            const double sd = o.noise * r->elapsed_s;
-            const double w = 1 / (sd * sd);
-            A.noalias() += w * row * row.transpose();
-            b += w * (r->elapsed_s - r->solo_s) * row;
+            u.intervals.push_back(std::move(in));
         }
-        Eigen::MatrixXd M = A;
-        M.diagonal() += ridge;
-        Eigen::VectorXd next = M.ldlt().solve(b + ridge.cwiseProduct(d0));
-        next = next.cwiseMax(1.0 / 1.5 - 1.0);  // a neighbour never makes a job more than 1.5x faster
-        const double moved = (next - d).cwiseAbs().maxCoeff();
-        d = next;
-        if (moved < 1e-6) break;
+        prepared.push_back(std::move(u));
     }
-    for (Eigen::Index p = 0; p < P; ++p)
-        fit.pairs[keys[static_cast<std::size_t>(p)]] = {d[p], A(p, p) / ridge[p], d0[p]};
+    Eigen::VectorXd d = d0, row = Eigen::VectorXd::Zero(P);
+    // Both in inverse variances: an equation's noise is noise * E; a pair's prior has its sd.
+    // The blocks are independent: each is re-weighted until its own delays stop moving.
+    for (int pass = 0; pass < std::max(1, o.max_passes); ++pass) {
+        bool moving = false;
+        for (Block& bl : blocks) {
+            if (bl.settled) continue;
+            bl.A.setZero(bl.size, bl.size);
+            bl.b.setZero(bl.size);
+        }
+        for (const Run& u : prepared) {
+            Block& bl = *u.block;
+            if (bl.settled) continue;
+            auto mine = row.segment(bl.from, bl.size);
+            for (const Interval& k : u.intervals) {
+                double D = 0;
+                for (Eigen::Index at : k.pairs) D += d[bl.from + at];
+                const double work = k.duration_s / (1 + std::max(D, -0.5));
+                for (Eigen::Index at : k.pairs) mine[at] += work;
+            }
+            const double sd = o.noise * u.run->elapsed_s;
+            const double w = 1 / (sd * sd);
+            for (Eigen::Index i : u.touched) {
+                for (Eigen::Index j : u.touched) bl.A(i, j) += w * mine[i] * mine[j];
+                bl.b[i] += w * (u.run->elapsed_s - u.run->solo_s) * mine[i];
+            }
+            for (Eigen::Index i : u.touched) mine[i] = 0;
+        }
+        for (Block& bl : blocks) {
+            if (bl.settled) continue;
+            Eigen::MatrixXd M = bl.A;
+            M.diagonal() += ridge.segment(bl.from, bl.size);
+            // M is the normal equations plus a positive ridge: symmetric positive definite.
+            Eigen::VectorXd next =
+                M.llt().solve(bl.b + ridge.segment(bl.from, bl.size).cwiseProduct(d0.segment(bl.from, bl.size)));
+            next = next.cwiseMax(1.0 / 1.5 - 1.0);  // a neighbour never makes a job more than 1.5x faster
+            const double moved = (next - d.segment(bl.from, bl.size)).cwiseAbs().maxCoeff();
+            d.segment(bl.from, bl.size) = next;
+            bl.settled = moved < 1e-6;
+            moving = moving || !bl.settled;
+        }
+        if (!moving) break;
+    }
+    for (const Block& bl : blocks)
+        for (Eigen::Index i = 0; i < bl.size; ++i) {
+            const Eigen::Index p = bl.from + i;
+            fit.pairs[keys[static_cast<std::size_t>(p)]] = {d[p], bl.A(i, i) / ridge[p], d0[p]};
+        }
     return fit;
 }
 
