@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include "model/model.hpp"
 #include "place/cluster_state.hpp"
 #include "place/policy.hpp"
 #include "place/sharing_rule.hpp"
@@ -22,12 +23,16 @@ namespace coloc::replay {
 
 class HeldJobs {
 public:
+    // The model the policy decides by, when it may change between decisions.
+    void follow(const model::InterferenceModel* model) { model_ = model; }
+
     // Remembers why `job` was turned down (`d` is the policy's decision, not placed).
     void remember(int job, const place::ClusterState& state, const place::Decision& d) {
         Entry& e = entries_[job];
         e.held = d.held;
         e.changes = state.changes();
         e.weighed = d.chosen;
+        e.version = model_ ? model_->version() : 0;
     }
     void forget(int job) { entries_.erase(job); }
 
@@ -37,6 +42,7 @@ public:
         auto it = entries_.find(static_cast<int>(request.id));
         if (it == entries_.end()) return false;
         const Entry& e = it->second;
+        if (model_ && model_->version() != e.version) return false;
         if (!e.held) return state.changes() == e.changes;
         if (state.nodes_with_at_least(place::Capacity::Idle, request.gpus_per_node) >= request.nodes) return false;
         return request.outlook && place::judge_sharing(state, request, e.weighed, *request.outlook).hold;
@@ -47,8 +53,10 @@ private:
         bool held = false;          // by the sharing rule (else: the admission limit)
         std::uint64_t changes = 0;  // ClusterState::changes() then
         place::Candidate weighed;
+        std::uint64_t version = 0;  // the followed model's version() then
     };
     std::unordered_map<int, Entry> entries_;
+    const model::InterferenceModel* model_ = nullptr;
 };
 
 }  // namespace coloc::replay

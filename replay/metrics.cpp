@@ -15,8 +15,35 @@ double percentile(std::vector<double>& values, double p) {
     return values[rank - 1];
 }
 
+ModelErrorTenths model_error_tenths(const PolicyRun& run) {
+    ModelErrorTenths t;
+    std::size_t started = 0;
+    for (const JobOutcome& o : run.jobs) started += o.start >= 0;
+    const std::size_t tenth = (started + 9) / 10;
+    double first = 0, last = 0;
+    for (const ModelError& e : run.model_error) {
+        if (e.start_rank < tenth) {
+            first += e.error;
+            ++t.first_pairs;
+        }
+        if (e.start_rank + tenth >= started) {
+            last += e.error;
+            ++t.last_pairs;
+        }
+    }
+    if (t.first_pairs) t.first_mae = first / static_cast<double>(t.first_pairs);
+    if (t.last_pairs) t.last_mae = last / static_cast<double>(t.last_pairs);
+    return t;
+}
+
 Summary summarize(const std::vector<ReplayJob>& jobs, const PolicyRun& run, int total_gpus) {
     Summary s;
+    s.judged = !run.model_error.empty() || run.learned;
+    s.learned = run.learned;
+    s.model_error = model_error_tenths(run);
+    s.pairs_formed = run.model_error.size();
+    s.reports = run.reports;
+    s.refits = run.refits;
     s.policy = run.policy;
     s.never_started = run.never_started;
     s.events = run.events;
@@ -120,6 +147,21 @@ std::string format_table(const std::vector<Summary>& summaries) {
     };
     line(head);
     for (const auto& r : rows) line(r);
+    for (const Summary& s : summaries) {
+        if (!s.judged) continue;
+        char buf[512];
+        auto mae = [](double v) { return std::isnan(v) ? std::string("-") : std::to_string(v).substr(0, 5); };
+        std::snprintf(buf, sizeof buf,
+                      "%s: model error on the %zu pairs it formed (|model speed - truth speed|): first tenth of the "
+                      "jobs %s (%zu pairs), last tenth %s (%zu pairs)",
+                      s.policy.c_str(), s.pairs_formed, mae(s.model_error.first_mae).c_str(), s.model_error.first_pairs,
+                      mae(s.model_error.last_mae).c_str(), s.model_error.last_pairs);
+        out << buf;
+        if (s.learned)
+            out << "; learning on: " << s.reports << " iteration reports, " << s.refits << " elapsed refits\n";
+        else
+            out << "; learning off\n";
+    }
     return out.str();
 }
 

@@ -1,6 +1,7 @@
 // What a replay of one policy comes to: the figures of the table, from the per-job outcomes.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,16 @@
 #include "replay/workload.hpp"
 
 namespace coloc::replay {
+
+// The model's error on the pairs a policy formed (PolicyRun::model_error): the mean absolute
+// error of the speed in the first and the last tenth of the started jobs, by start order (NaN
+// where no pair formed).
+struct ModelErrorTenths {
+    std::size_t first_pairs = 0, last_pairs = 0;
+    double first_mae = std::numeric_limits<double>::quiet_NaN();
+    double last_mae = std::numeric_limits<double>::quiet_NaN();
+};
+ModelErrorTenths model_error_tenths(const PolicyRun& run);
 
 struct Summary {
     std::string policy;
@@ -21,6 +32,11 @@ struct Summary {
     double slowed_share = 0;                                     // share of jobs slowed by more than 10 %
     std::size_t events = 0, decisions = 0, backfilled = 0, declined = 0;
     double wall_s = 0;
+    // Policies with a model (coloc, coloc-nolearn): its error on the pairs formed, and what it
+    // learned from (PolicyRun).
+    bool judged = false, learned = false;
+    ModelErrorTenths model_error;
+    std::size_t pairs_formed = 0, reports = 0, refits = 0;
 };
 
 Summary summarize(const std::vector<ReplayJob>& jobs, const PolicyRun& run, int total_gpus);
@@ -32,7 +48,8 @@ double percentile(std::vector<double>& values, double p);
 std::string format_duration(double seconds);
 
 // The table, one row per policy, with each policy's change in mean JCT against pack and
-// exclusive (when they were replayed).
+// exclusive (when they were replayed); below it, the error of each judged policy's model on
+// the pairs it formed, early and late, and what it learned from.
 std::string format_table(const std::vector<Summary>& summaries);
 
 }  // namespace coloc::replay

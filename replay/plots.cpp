@@ -106,6 +106,47 @@ std::string plot_policies(const ReplayResult& r, const std::string& file, const 
     return plot + "\n";
 }
 
+// The runs whose model's error on the pairs formed was recorded (PolicyRun::model_error).
+std::vector<std::size_t> judged_runs(const ReplayResult& r) {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < r.runs.size(); ++i)
+        if (!r.runs[i].model_error.empty()) out.push_back(i);
+    return out;
+}
+
+// One block per judged run: the error averaged over consecutive pairs formed (a hundredth of
+// them, at least one), at the time the last of them formed.
+void write_model_error(std::ostream& out, const ReplayResult& r) {
+    for (std::size_t i : judged_runs(r)) {
+        const std::vector<ModelError>& e = r.runs[i].model_error;
+        out << "# " << r.runs[i].policy
+            << ": time (hours), mean |model speed - truth speed| over the pairs formed up to then since the last "
+               "line\n";
+        const std::size_t step = std::max<std::size_t>(1, e.size() / 100);
+        for (std::size_t from = 0; from < e.size(); from += step) {
+            const std::size_t to = std::min(e.size(), from + step);
+            double sum = 0;
+            for (std::size_t k = from; k < to; ++k) sum += e[k].error;
+            out << e[to - 1].t / 3600 << " " << sum / static_cast<double>(to - from) << "\n";
+        }
+        out << "\n\n";
+    }
+}
+
+std::string plot_model_error(const ReplayResult& r) {
+    const std::vector<std::size_t> runs = judged_runs(r);
+    std::string plot = "  plot";
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+        const Style st = style_of(r.runs[runs[k]].policy, runs[k]);
+        char width[16];
+        std::snprintf(width, sizeof width, "%g", st.width);
+        plot += std::string(k ? ", \\\n      " : " ") + quoted("model_error.dat") + " index " + std::to_string(k) +
+                " using 1:2 with linespoints pt 7 ps 0.4 lw " + width + " lc rgb " + quoted(st.colour) + " title " +
+                quoted(r.runs[runs[k]].policy + (r.runs[runs[k]].learned ? " (learning)" : ""));
+    }
+    return plot + "\n";
+}
+
 int max_of(const ReplayResult& r, int BusyPoint::*field) {
     int m = 0;
     for (const PolicyRun& run : r.runs)
@@ -173,8 +214,18 @@ void write_script(std::ostream& out, const ReplayResult& r, const ReplayContext&
         << "  set ylabel \"GPUs shared by 2+ jobs\"\n"
         << "  set yrange [0:" << shared * 1.05 << "]\n"
         << plot_policies(r, "busy_gpus.dat", "1:4", "steps") << "  unset multiplot\n"
-        << "  set key\n"
-        << "  set output\n"
+        << "  set key\n";
+    if (!judged_runs(r).empty())
+        out << "  if (ext eq \"svg\") { set terminal svg size 960,600 dynamic noenhanced font \"sans,12\" } "
+               "else { set terminal pngcairo size 960,600 noenhanced font \"sans,10\" }\n"
+            << "  set output \"model_error.\".ext\n"
+            << title("Model error on the pairs formed, as they formed (|model speed - truth speed|)")
+            << "  set key top right\n"
+            << "  set xlabel \"time (hours)\"\n"
+            << "  set ylabel \"mean absolute error of the speed\"\n"
+            << "  set yrange [0:*]\n"
+            << plot_model_error(r);
+    out << "  set output\n"
         << "}\n";
 }
 
@@ -229,12 +280,16 @@ PlotFiles write_plots(const std::string& dir, const Workload& workload, const Re
     write("wait_cdf.dat", cdf("wait (hours)", 1.0 / 60, [](Job j, Out x) { return (x.start - j.submit) / 3600; }));
     write("slowdown_cdf.dat", cdf("slowdown", 1.0, [](Job j, Out x) { return (x.end - x.start) / j.work; }));
     write("busy_gpus.dat", [&](std::ostream& o) { write_busy(o, result); });
+    const bool judged = !judged_runs(result).empty();
+    if (judged) write("model_error.dat", [&](std::ostream& o) { write_model_error(o, result); });
     write("plots.gp", [&](std::ostream& o) { write_script(o, result, context); });
     if (!render) return files;
     files.problem = run_gnuplot(dir);
     if (files.problem.empty())
-        for (const char* plot : {"jct_cdf", "wait_cdf", "slowdown_cdf", "busy_gpus"})
+        for (const char* plot : {"jct_cdf", "wait_cdf", "slowdown_cdf", "busy_gpus", "model_error"}) {
+            if (std::string(plot) == "model_error" && !judged) continue;
             for (const char* ext : {".svg", ".png"}) files.written.push_back(join(dir, std::string(plot) + ext));
+        }
     return files;
 }
 

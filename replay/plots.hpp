@@ -1,5 +1,6 @@
 // The replay's plots, rendered by gnuplot as SVG and PNG: the distributions (CDFs) of JCT, wait
-// and slowdown per policy, and busy GPUs, slots in use and shared GPUs over time. The data files
+// and slowdown per policy, busy GPUs, slots in use and shared GPUs over time, and (for coloc
+// and coloc-nolearn) the model's error on the pairs formed over time. The data files
 // and the gnuplot script stay beside them, so a plot can be redrawn or restyled.
 #pragma once
 

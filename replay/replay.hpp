@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,14 @@ struct ReplaySetup {
     const model::InterferenceModel* model = nullptr;  // what the coloc policy places by
     const model::InterferenceModel* truth = nullptr;  // how fast jobs really run
     place::ColocOptions coloc;
-    SimOptions sim;
+    // coloc learns while it places, as colocd does (SimLearning: its jobs' iteration reports and
+    // ended jobs' elapsed times), on a private copy of `model` per run, so that the other
+    // policies and the next run are not touched by it: `learning_model` makes the copy (default:
+    // a copy of `model` when it is coloc's model; a model that cannot learn stays as it is).
+    // Off: coloc places by `model` as it is, as `coloc-nolearn` always does.
+    bool learning = true;
+    std::function<std::unique_ptr<model::InterferenceModel>()> learning_model;
+    SimOptions sim;  // sim.learning: the reports' interval, noise, seed and the elapsed window
     std::function<void(const std::string& policy)> on_policy;  // before each policy's replay
 };
 
@@ -29,8 +37,9 @@ struct ReplayResult {
     std::vector<Summary> summaries;
 };
 
-// The policies a replay knows: make_policy's and `oracle`, coloc's engine and sharing rule with
-// the truth as its model (how much a better model would still win).
+// The policies a replay knows: make_policy's, `coloc-nolearn` (coloc with its model as it is) and
+// `oracle`, coloc's engine and sharing rule with the truth as its model (how much a better model
+// would still win; it does not learn: it knows).
 const std::vector<std::string>& replay_policy_names();
 
 // What a job needs on a node under `policy`: idle GPUs for exclusive, GPUs with a free slot for

@@ -65,6 +65,7 @@ std::string describe(const ReplayContext& c) {
     out << "cluster:  " << c.cluster << "\n";
     out << "model:    " << c.model << " (what coloc places by)\n";
     out << "truth:    " << c.truth << " (how fast jobs really run); load " << c.load << "\n";
+    if (!c.learning.empty()) out << "learning: " << c.learning << "\n";
     return out.str();
 }
 
@@ -120,6 +121,7 @@ nlohmann::json summary_json(const ReplayContext& c, const ReplayResult& result) 
                     {"gpus", c.total_gpus},
                     {"model", c.model},
                     {"truth", c.truth},
+                    {"learning", c.learning},
                     {"load", c.load},
                     {"seed", c.seed}};
     auto change = [&](const Summary& s, const char* against) -> json {
@@ -129,7 +131,17 @@ nlohmann::json summary_json(const ReplayContext& c, const ReplayResult& result) 
         return nullptr;
     };
     json policies = json::array();
-    for (const Summary& s : result.summaries)
+    for (const Summary& s : result.summaries) {
+        json model_error = nullptr;
+        if (s.judged)
+            model_error = {{"pairs", s.pairs_formed},
+                           {"first_tenth_pairs", s.model_error.first_pairs},
+                           {"first_tenth_mae", s.model_error.first_mae},
+                           {"last_tenth_pairs", s.model_error.last_pairs},
+                           {"last_tenth_mae", s.model_error.last_mae},
+                           {"learning", s.learned},
+                           {"reports", s.reports},
+                           {"elapsed_refits", s.refits}};
         policies.push_back({{"policy", s.policy},
                             {"jobs", s.jobs},
                             {"never_started", s.never_started},
@@ -148,7 +160,9 @@ nlohmann::json summary_json(const ReplayContext& c, const ReplayResult& result) 
                             {"decisions", s.decisions},
                             {"backfilled", s.backfilled},
                             {"declined", s.declined},
-                            {"replay_s", s.wall_s}});
+                            {"replay_s", s.wall_s},
+                            {"model_error", model_error}});
+    }
     return {{"context", context}, {"policies", policies}};
 }
 

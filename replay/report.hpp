@@ -23,9 +23,10 @@ struct ReplayContext {
     std::vector<std::string> rule_names;  // per rule, for the profile counts ("rule 2 (line 7)")
     std::string cluster;                  // "16 nodes x 4 GPUs, 2 slots per GPU"
     int total_gpus = 0;
-    int total_slots = 0;  // job slots of all GPUs (for the plots)
-    std::string model;    // what coloc places by
-    std::string truth;    // what decides how fast jobs run
+    int total_slots = 0;   // job slots of all GPUs (for the plots)
+    std::string model;     // what coloc places by
+    std::string truth;     // what decides how fast jobs run
+    std::string learning;  // whether and how coloc's model learns in the replay ("" = not said)
     double load = 1;
     std::uint64_t seed = 1;
 };

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <numbers>
+#include <random>
 #include <set>
 #include <stdexcept>
 
@@ -114,6 +117,7 @@ public:
         }
         released_.assign(static_cast<std::size_t>(base), 0);
         node_units_.assign(topo.nodes().size(), -1);
+        setup_learning();
     }
 
     // What the sharing rule asks (place::TimeOutlook): from the time limits, as a scheduler knows.
@@ -382,6 +386,7 @@ private:
         const place::RunningJob* job = state_.find(static_cast<place::JobId>(j));
         neighbours_.clear();
         state_.neighbours_of(*job, neighbours_);
+        if (options_.learning.learner) restretch(j, now);  // before rate_ moves: the stretch ends at the old one
         double slowdown = truth_.slowdown(*job->profile, neighbours_);
         if (!(slowdown >= 1.0)) slowdown = 1.0;
         rate_[i] = 1.0 / slowdown;
@@ -401,6 +406,7 @@ private:
             throw std::logic_error("policy '" + policy_.name() + "' chose a placement that does not fit");
         run_.jobs[static_cast<std::size_t>(j)].start = now;
         last_[static_cast<std::size_t>(j)] = now;
+        if (options_.learning.learner) stretch_[static_cast<std::size_t>(j)].since = now;
         if (options_.planner) planned_left_[static_cast<std::size_t>(j)] = job.limit;
         ++run_.events;
         const place::RunningJob& placed = *state_.find(static_cast<place::JobId>(j));
@@ -409,11 +415,15 @@ private:
         for (int a : affected_by(placed)) advance(a, now);
         for (int a : affected_) rerate(a, now);
         rerate(j, now);
+        if (options_.learning.judged) note_model_error(j, now);  // neighbours_: j's, from rerate
+        ++started_;
         expected_.emplace(now + job.limit, j);
     }
 
     void end(int j, double now) {
         const place::RunningJob& job = *state_.find(static_cast<place::JobId>(j));
+        const int first_node = job.where.empty() ? -1 : job.where.front().node;
+        if (options_.learning.learner) close_stretch(j, now);
         const std::vector<int>& affected = affected_by(job);
         for (int a : affected) advance(a, now);
         remaining_[static_cast<std::size_t>(j)] = 0;
@@ -425,6 +435,104 @@ private:
         run_.jobs[static_cast<std::size_t>(j)].end = now;
         ++run_.events;
         for (int a : affected) rerate(a, now);
+        if (options_.learning.learner) learn_ended(j, first_node, now);
+    }
+
+    // ---- learning (SimLearning) ------------------------------------------------------------
+    void setup_learning() {
+        const SimLearning& l = options_.learning;
+        turned_down_.follow(l.judged);
+        if (!l.learner) return;
+        run_.learned = true;
+        stretch_.resize(jobs_.size());
+        rng_.seed(l.seed);
+    }
+
+    // A standard normal draw (Box-Muller on the generator's bits: the same on every platform).
+    double normal() {
+        const double u1 = (static_cast<double>(rng_() >> 11) + 0.5) * 0x1.0p-53;
+        const double u2 = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+        return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+    }
+
+    static bool same(const std::vector<model::Neighbour>& a, const std::vector<model::Neighbour>& b) {
+        return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                          [](const model::Neighbour& x, const model::Neighbour& y) {
+                              return x.profile == y.profile && x.where == y.where && x.gpus == y.gpus &&
+                                     x.hardware == y.hardware && x.phase_offset_s == y.phase_offset_s;
+                          });
+    }
+
+    // j was re-rated and its neighbours are neighbours_ now: a new stretch when they changed.
+    void restretch(int j, double now) {
+        Stretch& st = stretch_[static_cast<std::size_t>(j)];
+        if (st.since < now && same(st.neighbours, neighbours_)) return;  // a stretch of j's goes on
+        close_stretch(j, now);
+        st.neighbours = neighbours_;
+    }
+
+    // The stretch of unchanged neighbours that ends now: its reports (rate_[j] is still the
+    // truth's pace in it) and, for the elapsed learning, its interval.
+    void close_stretch(int j, double now) {
+        const std::size_t i = static_cast<std::size_t>(j);
+        Stretch& st = stretch_[i];
+        const double length = now - st.since;
+        st.since = now;
+        if (!(length > 0)) return;
+        const SimLearning& l = options_.learning;
+        // A job alone teaches nothing about pairs (colocd's learner passes solo reports by).
+        if (!st.neighbours.empty()) {
+            const double due = l.report_interval_s > 0 ? std::floor(length / l.report_interval_s) : l.max_reports;
+            const int reports = static_cast<int>(std::min<double>(due, l.max_reports));
+            const double truth = 1.0 / rate_[i];
+            for (int r = 0; r < reports; ++r) {
+                const double measured = std::max(1.0, truth * std::exp(l.noise_sd * normal()));
+                l.learner->observe(*jobs_[i].profile, st.neighbours, measured);
+                ++run_.reports;
+            }
+        }
+        model::RunInterval in;
+        in.duration_s = length;
+        for (const model::Neighbour& n : st.neighbours) in.neighbours.emplace_back(n.profile->name, n.where);
+        if (!st.intervals.empty() && st.intervals.back().neighbours == in.neighbours)
+            st.intervals.back().duration_s += length;
+        else
+            st.intervals.push_back(std::move(in));
+    }
+
+    // j ended: its run joins its GPU type's window (as colocd's daemon/service/elapsed.cpp),
+    // which says when the pair delays are refitted.
+    void learn_ended(int j, int node, double now) {
+        const std::size_t i = static_cast<std::size_t>(j);
+        Stretch st = std::move(stretch_[i]);
+        stretch_[i] = Stretch{};
+        if (node < 0) return;
+        model::EndedRun r;
+        r.job = jobs_[i].profile->name;
+        r.solo_s = jobs_[i].work;  // what its solo runs took
+        r.elapsed_s = now - run_.jobs[i].start;
+        r.intervals = std::move(st.intervals);
+        const SimLearning& l = options_.learning;
+        const int type = topo_.nodes()[static_cast<std::size_t>(node)].type;
+        const std::string& gpu_type = static_cast<std::size_t>(type) < l.gpu_types.size()
+                                          ? l.gpu_types[static_cast<std::size_t>(type)]
+                                          : topo_.type_of(node).gpu.gpu_type;
+        auto it = windows_.find(gpu_type);
+        if (it == windows_.end()) it = windows_.emplace(gpu_type, model::ElapsedWindow(l.elapsed)).first;
+        if (!it->second.add(std::move(r))) return;
+        l.learner->learn_elapsed(it->second.runs(), it->second.options().fit, gpu_type);
+        ++run_.refits;
+    }
+
+    // j started beside neighbours_: the judged model's error on it, when one shares a GPU with it.
+    void note_model_error(int j, double now) {
+        const bool paired = std::any_of(neighbours_.begin(), neighbours_.end(),
+                                        [](const model::Neighbour& n) { return n.where == model::Sharing::Gpu; });
+        if (!paired) return;
+        const std::size_t i = static_cast<std::size_t>(j);
+        const double model_speed =
+            1.0 / std::max(1.0, options_.learning.judged->slowdown(*jobs_[i].profile, neighbours_));
+        run_.model_error.push_back({now, started_, std::abs(model_speed - rate_[i])});
     }
 
     void note_busy(double now) {
@@ -495,6 +603,18 @@ private:
     unsigned epoch_ = 0;
     std::vector<int> affected_;
     std::vector<model::Neighbour> neighbours_;
+
+    // Learning: per job, its stretch of unchanged neighbours now and the intervals it ran
+    // through; the ended runs per GPU type; the report noise.
+    struct Stretch {
+        double since = 0;
+        std::vector<model::Neighbour> neighbours;
+        std::vector<model::RunInterval> intervals;
+    };
+    std::vector<Stretch> stretch_;
+    std::map<std::string, model::ElapsedWindow> windows_;
+    std::mt19937_64 rng_;
+    std::size_t started_ = 0;  // jobs started so far
 };
 
 }  // namespace

@@ -18,20 +18,57 @@
 // The sharing rule sees what a scheduler sees: each job's time limit as its expected run time,
 // running jobs' start + time limit as their expected ends, and the GPUs that the jobs queued
 // ahead of a job ask for (those a pass has not started).
+//
+// Learning (SimLearning): the policy's model learns from the jobs it places as colocd's does
+// (daemon/service/learning.cpp, elapsed.cpp): their iteration reports, the truth's slowdown
+// with the neighbours they have times noise, go to Learner::observe, and ended jobs' elapsed
+// times over their co-location intervals go through an ElapsedWindow per GPU type to
+// Learner::learn_elapsed. The model's error on the pairs the policy forms is recorded as they form.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "model/elapsed_window.hpp"
+#include "model/learner.hpp"
 #include "model/model.hpp"
 #include "place/cluster_state.hpp"
 #include "place/policy.hpp"
 #include "replay/workload.hpp"
 
 namespace coloc::replay {
+
+struct SimLearning {
+    // The model the policy places by, whose error on the pairs the policy forms is recorded
+    // (PolicyRun::model_error); null = none recorded. A turned-down job's verdict is asked
+    // again once its version() changed.
+    const model::InterferenceModel* judged = nullptr;
+    // Its learner, when it learns from the jobs the policy places; null = it stays as it is.
+    model::Learner* learner = nullptr;
+    // A job reports its iteration time at most once per interval, as the reporting client does
+    // by default (client/reporter.hpp).
+    double report_interval_s = 30;
+    // The measured slowdown: the truth's times exp(noise_sd * N(0, 1)), at least 1 (as colocd
+    // takes it), drawn from a generator seeded with `seed`: a run is reproducible.
+    double noise_sd = 0.03;
+    std::uint64_t seed = 1;
+    // Reports per job and stretch of unchanged neighbours: floor(length / interval), at most
+    // this many. Reports with the same neighbours say the same thing but for the noise: more
+    // would mostly cost time (a long job beside one neighbour for days would report thousands
+    // of times) and weigh one pair over the others, which colocd's learner damps anyway (the
+    // n-th sighting of a pair weighs 1/n^2).
+    int max_reports = 3;
+    // The ended runs kept per GPU type and how often they are refitted: colocd.yaml's defaults
+    // (elapsed_window, elapsed_refit_every, elapsed_min_s).
+    model::ElapsedWindowOptions elapsed;
+    // Per node type (Neighbour::hardware): the GPU type the learner knows it as; a type beyond
+    // the list (or an empty list) is named by the topology.
+    std::vector<std::string> gpu_types;
+};
 
 struct SimOptions {
     // Queued jobs a backfill pass looks at (Slurm's bf_max_job_test).
@@ -48,6 +85,7 @@ struct SimOptions {
     // time left is what its time limit leaves of its work at its predicted slowdowns so far and
     // now. Null: its start plus its time limit, less the time gone.
     const model::InterferenceModel* planner = nullptr;
+    SimLearning learning;
 };
 
 struct JobOutcome {
@@ -62,6 +100,15 @@ struct BusyPoint {
     int shared_gpus = 0;  // GPUs holding two jobs or more
 };
 
+// The model's error on a pair the policy formed: when a job started beside neighbours on its
+// GPU(s), |model speed - truth speed| for it with all its neighbours (speed = 1 / slowdown),
+// the model as it was then.
+struct ModelError {
+    double t = 0;
+    std::size_t start_rank = 0;  // jobs started before it
+    double error = 0;
+};
+
 struct PolicyRun {
     std::string policy;
     std::vector<JobOutcome> jobs;  // per workload job
@@ -74,6 +121,11 @@ struct PolicyRun {
     std::size_t never_started = 0;
     double busy_gpu_seconds = 0;  // integral of busy GPUs over time
     double wall_s = 0;            // how long the replay took
+    // With SimLearning::judged: the error on each pair formed, in start order.
+    std::vector<ModelError> model_error;
+    bool learned = false;     // the model learned (SimLearning::learner)
+    std::size_t reports = 0;  // iteration reports it learned from
+    std::size_t refits = 0;   // learn_elapsed calls
 };
 
 // `units` says what a job needs on a node: GPUs with a free slot (Open) or idle GPUs (Idle,
