@@ -34,6 +34,7 @@ namespace {
 struct ReplayArgs {
     std::string trace, format, policies = "exclusive,slurm,pack,spread,coloc";
     std::string sharing = "rule";
+    std::string learning = "on";
     bool skip_bad = false;
     std::string config;
     int nodes = replay::DefaultCluster::nodes, gpus_per_node = replay::DefaultCluster::gpus_per_node;
@@ -285,12 +286,27 @@ replay::ReplaySetup replay_setup(const ReplayArgs& a, const place::Topology& top
     setup.coloc.max_nodes_scored = a.coloc_max_nodes;
     if (a.coloc_max_loss > 0) setup.coloc.max_loss_per_gpu = a.coloc_max_loss;
     setup.coloc.sharing_rule = a.sharing == "rule";
+    setup.learning = a.learning == "on";
     setup.sim.backfill_depth = a.backfill_depth;
     auto progress = std::make_shared<Progress>();
     progress->on = !a.no_progress && isatty(STDERR_FILENO);
     setup.sim.progress = [progress](std::size_t done, std::size_t total) { (*progress)(done, total); };
     setup.on_policy = [progress](const std::string& name) { progress->start(name); };
     return setup;
+}
+
+// Whether coloc's model learns in the replay, for the report.
+std::string learning_line(const ReplayArgs& a, const ReplayModels& models) {
+    if (a.learning != "on") return "off (--learning off): coloc places by its model as it is";
+    if (!models.placement->learner()) return "on, but the " + models.placement->name() + " model does not learn";
+    const replay::SimLearning l;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "on: coloc's model learns as colocd's does, from its jobs' iteration reports (every %g s, noise sd "
+                  "%g) and ended jobs' elapsed times (the latest %zu per GPU type, refitted every %d); "
+                  "coloc-nolearn and oracle do not",
+                  l.report_interval_s, l.noise_sd, l.elapsed.capacity, l.elapsed.refit_every);
+    return buf;
 }
 
 // What the report says the replay was: trace, workload, cluster, model and truth.
@@ -321,6 +337,7 @@ replay::ReplayContext describe_replay(const ReplayArgs& a, const replay::Trace& 
                     " profiles, " + std::to_string(catalogue.pairs().size()) + " measured pairs" +
                     (a.exclude_pairs.empty() ? "" : " (none on " + a.exclude_pairs + ")");
     context.truth = models.truth_name;
+    context.learning = learning_line(a, models);
     context.load = a.load;
     context.seed = a.seed;
     return context;
@@ -404,7 +421,7 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     cmd->add_option("--format", a.format,
                     "sacct|jobcomp|coloc-history|swf|helios|gavel|tiresias; detected from the content when left out");
     cmd->add_flag("--skip-bad", a.skip_bad, "skip and count malformed lines instead of stopping at the first");
-    cmd->add_option("--policy", a.policies, "policies to compare, comma-separated (also: oracle)")
+    cmd->add_option("--policy", a.policies, "policies to compare, comma-separated (also: coloc-nolearn, oracle)")
         ->capture_default_str();
     cmd->add_option("--config", a.config, "take the cluster (node types, nodes, links) from this colocd.yaml");
     cmd->add_option("--nodes", a.nodes, "nodes of the default cluster")
@@ -454,6 +471,11 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
                     "rule: coloc shares a GPU only when that is expected to finish sooner than waiting for GPUs "
                     "of its own; always: whenever a slot is free")
         ->check(CLI::IsMember({"rule", "always"}))
+        ->capture_default_str();
+    cmd->add_option("--learning", a.learning,
+                    "on: coloc's model learns from the jobs it places (iteration reports, elapsed times), as "
+                    "colocd's does; off: it places by the model as it is (as --policy coloc-nolearn)")
+        ->check(CLI::IsMember({"on", "off"}))
         ->capture_default_str();
     cmd->add_option("--out", a.out, "also write jobs.csv, summary.json and plots (SVG, PNG) into this directory");
     cmd->add_flag("--no-plots", a.no_plots, "with --out: write the plot data and script, do not run gnuplot");
