@@ -37,9 +37,8 @@ std::vector<int> nodes_to_score(const ClusterState& state, const JobRequest& req
             if (per_link[static_cast<std::size_t>(link)]++ < request.nodes) out.push_back(n);
         }
     }
-    // A single-node job alone on a node loses nothing, and a neighbour never makes anyone
-    // faster: when a node without jobs can take it, no occupied node can do better.
-    if (request.nodes == 1 && !out.empty()) return out;
+    // An occupied node is scored even when an empty one can take the job: it can do as well (a
+    // neighbour the model finds harmless), and then it wins, keeping the empty node whole.
     const int occupied = state.nodes_with_at_least(Capacity::Open, k) - empties;
     if (occupied <= 0) return out;
     if (max_nodes_scored <= 0 || occupied <= std::max(max_nodes_scored, 2 * request.nodes)) {

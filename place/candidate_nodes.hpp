@@ -10,9 +10,9 @@
 namespace coloc::place {
 
 // The nodes worth scoring for `request`: the allowed ones when it names some; else one empty
-// node per node type (enough per link for a multi-node job), and, unless an empty node settles a
-// single-node job, the occupied nodes that fit it, at most `max_nodes_scored` of them (0 = all),
-// the most open first from a start that rotates with the job id.
+// node per node type (enough per link for a multi-node job), and the occupied nodes that fit it,
+// at most `max_nodes_scored` of them (0 = all), the most open first from a start that rotates
+// with the job id.
 std::vector<int> nodes_to_score(const ClusterState& state, const JobRequest& request, int max_nodes_scored);
 
 // eligible_gpus() into a buffer that lives on (a decision looks at many nodes).

@@ -31,14 +31,15 @@ struct Ranked {
     Candidate full;
 };
 
-// Among placements the model cannot tell apart, the one on the node with the most idle GPUs,
-// then the fewest jobs, then the lowest index: it leaves the rest of the cluster best able to
-// take jobs without sharing (and, with an uninformed model, does what spread does).
+// Among placements the model cannot tell apart, the one on the node with the fewest idle GPUs
+// (best fit), then the fewest jobs, then the lowest index: nodes with many idle GPUs stay whole
+// for the jobs that need them (a job on several GPUs of a node, or on whole nodes, waits while
+// small jobs are spread over every node, even with idle GPUs to spare).
 struct Preferred {
     const ClusterState& state;
     bool operator()(int a, int b) const {
         const int ia = state.idle_gpus(a), ib = state.idle_gpus(b);
-        if (ia != ib) return ia > ib;
+        if (ia != ib) return ia < ib;
         const std::size_t ja = state.jobs_on_node(a).size(), jb = state.jobs_on_node(b).size();
         if (ja != jb) return ja < jb;
         return a < b;
@@ -184,16 +185,31 @@ private:
     // cluster has idle GPUs for now is never held (the engine chose to share, not to wait).
     bool rule_lets_it_start(Decision& d) const {
         if (!request_.outlook) return true;
+        if (takes_shared_gpu(state_, d.chosen)) with_uncertainty(d.chosen);
         const SharingVerdict v = judge_sharing(state_, request_, d.chosen, *request_.outlook);
         d.sharing = v.why();
-        if (!v.hold) return true;
+        if (!v.hold) {
+            note_decision(*request_.outlook, v);
+            return true;
+        }
         if (idle_fits()) {
             d.sharing = "shares: GPUs of its own are idle elsewhere, so it is not held (" + v.why() + ")";
             return true;
         }
+        note_decision(*request_.outlook, v);
         d.reason = "the sharing rule holds it: " + v.why();
         d.held = true;
         return false;
+    }
+
+    // The uncertainty of the chosen candidate's predictions, which the rule's margin needs (only
+    // for a candidate it weighs: the search itself ranks by the predictions alone).
+    void with_uncertainty(Candidate& c) const {
+        const Candidate u = score_candidate_with_uncertainty(state_, model_, request_, c.where);
+        c.job_sd = u.job_sd;
+        for (NeighbourEffect& e : c.effects)
+            for (const NeighbourEffect& ue : u.effects)
+                if (ue.id == e.id) e.after_sd = ue.after_sd;
     }
 
     bool idle_fits() const {

@@ -40,11 +40,13 @@ struct NeighbourEffect {
     JobId id = 0;
     double before = 1.0;  // predicted slowdown now
     double after = 1.0;   // predicted slowdown with the new job in place
+    double after_sd = 0;  // uncertainty of the speed 1 / after (0 = certain or not asked for)
 };
 
 struct Candidate {
     std::vector<Placement> where;
     double job_slowdown = 1.0;  // the new job's predicted slowdown there
+    double job_sd = 0;          // uncertainty of its speed 1 / job_slowdown (0 = certain or not asked for)
     double harm = 0.0;          // throughput the neighbours lose (GPU-weighted)
     double loss = 0.0;          // total predicted loss of throughput: the score, lower wins
     std::vector<NeighbourEffect> effects;
@@ -71,6 +73,11 @@ public:
 // each neighbour (slowdown before and after), as GPU-weighted lost throughput.
 Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
                           std::vector<Placement> where);
+
+// The same with each prediction's uncertainty (model::InterferenceModel::predict), for the
+// sharing rule's price on the candidate it weighs.
+Candidate score_candidate_with_uncertainty(const ClusterState& state, const model::InterferenceModel& model,
+                                           const JobRequest& request, std::vector<Placement> where);
 
 // A running job's neighbours now and its predicted slowdown with them.
 struct CurrentLoad {

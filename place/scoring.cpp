@@ -38,18 +38,52 @@ std::vector<int> candidate_nodes(const ClusterState& state, const JobRequest& re
     return out;
 }
 
+namespace {
+
+CurrentLoad load_now(const ClusterState& state, const model::InterferenceModel& model, const RunningJob& job) {
+    thread_local std::vector<model::Neighbour> now;
+    now.clear();
+    state.neighbours_of(job, now);
+    return CurrentLoad{now, model.slowdown(*job.profile, now)};
+}
+
+// A slowdown from the model, with the uncertainty of its speed when asked for.
+model::Prediction predicted(const model::InterferenceModel& model, const model::JobProfile& job,
+                            std::span<const model::Neighbour> neighbours, bool uncertainty) {
+    if (uncertainty) return model.predict(job, neighbours);
+    return {1.0 / model.slowdown(job, neighbours), 0.0};
+}
+
+Candidate score(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
+                std::vector<Placement> where, const std::function<CurrentLoad(const RunningJob&)>& current,
+                bool uncertainty);
+
+}  // namespace
+
 Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
                           std::vector<Placement> where) {
-    thread_local std::vector<model::Neighbour> now;
-    return score_candidate(state, model, request, std::move(where), [&](const RunningJob& job) {
-        now.clear();
-        state.neighbours_of(job, now);
-        return CurrentLoad{now, model.slowdown(*job.profile, now)};
-    });
+    return score(
+        state, model, request, std::move(where), [&](const RunningJob& job) { return load_now(state, model, job); },
+        false);
+}
+
+Candidate score_candidate_with_uncertainty(const ClusterState& state, const model::InterferenceModel& model,
+                                           const JobRequest& request, std::vector<Placement> where) {
+    return score(
+        state, model, request, std::move(where), [&](const RunningJob& job) { return load_now(state, model, job); },
+        true);
 }
 
 Candidate score_candidate(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
                           std::vector<Placement> where, const std::function<CurrentLoad(const RunningJob&)>& current) {
+    return score(state, model, request, std::move(where), current, false);
+}
+
+namespace {
+
+Candidate score(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
+                std::vector<Placement> where, const std::function<CurrentLoad(const RunningJob&)>& current,
+                bool uncertainty) {
     thread_local std::vector<model::Neighbour> mine, theirs;
     Candidate c;
     c.where = std::move(where);
@@ -57,7 +91,9 @@ Candidate score_candidate(const ClusterState& state, const model::InterferenceMo
 
     mine.clear();
     state.neighbours_at(c.where, multi, request.id, mine);
-    c.job_slowdown = model.slowdown(*request.profile, mine);
+    const model::Prediction own = predicted(model, *request.profile, mine, uncertainty);
+    c.job_slowdown = 1.0 / own.speed;
+    c.job_sd = own.uncertainty;
     int my_gpus = 0;
     for (const auto& p : c.where) my_gpus += static_cast<int>(p.gpus.size());
     c.loss = lost_throughput(c.job_slowdown, my_gpus);
@@ -90,12 +126,16 @@ Candidate score_candidate(const ClusterState& state, const model::InterferenceMo
                      state.topology().hardware_of(p.node)});
             }
         if (multi && them.multi_node()) theirs.push_back({request.profile, model::Sharing::Link, std::nullopt});
-        e.after = model.slowdown(*them.profile, theirs);
+        const model::Prediction after = predicted(model, *them.profile, theirs, uncertainty);
+        e.after = 1.0 / after.speed;
+        e.after_sd = after.uncertainty;
         c.harm += harm_to(e, them.gpu_count());
         c.effects.push_back(e);
     }
     c.loss += c.harm;
     return c;
 }
+
+}  // namespace
 
 }  // namespace coloc::place

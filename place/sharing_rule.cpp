@@ -16,6 +16,12 @@ std::string seconds(double s) {
     return buf;
 }
 
+std::string count(double n) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f", n);
+    return buf;
+}
+
 }  // namespace
 
 double gpus_freed_by(const ClusterState& state, const RunningJob& job) {
@@ -33,52 +39,153 @@ bool takes_shared_gpu(const ClusterState& state, const Candidate& c) {
     return false;
 }
 
+namespace {
+
+constexpr double kSlowestSpeed = 0.02;  // a pessimistic speed stays above this (a job still runs)
+
+// A slowdown taken `z` standard deviations of its speed slower (z = 0: as predicted).
+double slower_by(double slowdown, double speed_sd, double z) {
+    const double s = std::max(1.0, slowdown);
+    if (!(z > 0) || !(speed_sd > 0)) return s;
+    return std::max(s, 1.0 / std::max(kSlowestSpeed, 1.0 / s - z * speed_sd));
+}
+
+// Sharing's price with every speed `z` standard deviations slower (see the header).
+struct Price {
+    double own = 0, neighbours = 0, head_delay = 0, waiting = 0, jobs_affected = 0;
+    double total() const { return own + neighbours + head_delay + waiting; }
+};
+
+// The effect on `id` among the candidate's, or null.
+const NeighbourEffect* effect_on(const Candidate& c, JobId id) {
+    for (const NeighbourEffect& e : c.effects)
+        if (e.id == id) return &e;
+    return nullptr;
+}
+
+// How many jobs a change of the cluster's capacity reaches: those queued now and those that
+// arrive before the queue drains (as far ahead as the rates were seen).
+double jobs_reached(const ClusterState& state, const SharingOutlook& outlook) {
+    const ArrivalRates& a = outlook.arrivals;
+    double ahead_s = a.seen_s;
+    const double spare = state.topology().total_gpus() - a.offered_gpus;
+    if (spare > 0) ahead_s = std::min(ahead_s, a.queued_gpu_s / spare);
+    return std::max(0, outlook.others_waiting) + a.jobs_per_s * std::max(0.0, ahead_s);
+}
+
+Price price(const ClusterState& state, const JobRequest& request, const Candidate& c, const SharingOutlook& outlook,
+            double z) {
+    Price p;
+    const TimeOutlook& time = *outlook.time;
+    const double s = slower_by(c.job_slowdown, c.job_sd, z);
+    const double alone_span = outlook.work_s * s;  // the job's time if its neighbours all stay
+    const HeadReservation& head = outlook.head;
+    double overlap = 0, extra_gpu_s = 0, head_idle_gpus = 0;
+    for (const NeighbourEffect& e : c.effects) {
+        const RunningJob* job = state.find(e.id);
+        if (!job) continue;
+        const double before = std::max(1.0, e.before), after = slower_by(e.after, e.after_sd, z);
+        if (!(after > before)) continue;
+        const double left_now = time.remaining_s(*job);
+        const double together = std::min(alone_span, left_now * after / before);
+        overlap = std::max(overlap, together);
+        const double extra = together * (1 - before / after);
+        p.neighbours += extra;
+        extra_gpu_s += job->gpu_count() * extra;  // every GPU of it is held that much longer
+        // The first queued job waits for this one's GPUs: it starts later by what this one ends
+        // past its start, with the GPUs kept for it idle meanwhile.
+        if (left_now <= head.starts_in_s && left_now + extra > head.starts_in_s) {
+            const double late = left_now + extra - head.starts_in_s;
+            if (late > p.head_delay) {
+                p.head_delay = late;
+                head_idle_gpus = std::max(0.0, head.gpus - gpus_freed_by(state, *job));
+            }
+        }
+    }
+    // The job's own GPUs: shared for as long as a job on each stays (slowed or not), alone after.
+    double shared_sum = 0;
+    int own_gpus = 0;
+    for (const Placement& pl : c.where)
+        for (int g : pl.gpus) {
+            double shared = 0;
+            for (JobId id : state.jobs_on_gpu(pl.node, g))
+                if (const RunningJob* job = state.find(id)) {
+                    const NeighbourEffect* e = effect_on(c, id);
+                    const double pace = e ? slower_by(e->after, e->after_sd, z) / std::max(1.0, e->before) : 1.0;
+                    shared = std::max(shared, std::min(alone_span, time.remaining_s(*job) * std::max(1.0, pace)));
+                }
+            shared_sum += shared;
+            ++own_gpus;
+            overlap = std::max(overlap, shared);
+        }
+    p.own = overlap * (1 - 1 / s);
+    const int gpus = request.gpus_per_node * request.nodes;
+    extra_gpu_s += own_gpus * overlap - shared_sum;  // its GPUs held alone over the overlap, slowed
+    extra_gpu_s -= gpus * overlap / s;               // and its work done meanwhile
+    extra_gpu_s += p.head_delay * head_idle_gpus;
+    p.jobs_affected = jobs_reached(state, outlook);
+    // Only a loss counts (see the header).
+    if (p.jobs_affected > 0 && extra_gpu_s > 0)
+        p.waiting = p.jobs_affected * extra_gpu_s / state.topology().total_gpus();
+    return p;
+}
+
+}  // namespace
+
 SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& request, const Candidate& c,
                              const SharingOutlook& outlook) {
     SharingVerdict v;
     v.shares = takes_shared_gpu(state, c);
     if (!v.shares || !outlook.time || !(outlook.work_s > 0)) return v;
     v.weighed = true;
-    // Extra time, own and the neighbours'.
-    const double s = std::max(1.0, c.job_slowdown);
-    const double alone_span = outlook.work_s * s;  // the job's time if its neighbours all stay
-    double overlap = 0, lost_gpu_s = 0;
-    for (const NeighbourEffect& e : c.effects) {
-        const RunningJob* job = state.find(e.id);
-        if (!job || !(e.after > e.before)) continue;
-        const double left = outlook.time->remaining_s(*job) * e.after / std::max(1.0, e.before);
-        const double together = std::min(alone_span, left);
-        overlap = std::max(overlap, together);
-        v.neighbours_extra_s += together * (1 - e.before / e.after);
-        lost_gpu_s += job->gpu_count() * together * (1 / std::max(1.0, e.before) - 1 / e.after);
-    }
-    // Neighbours that are not slowed still share the GPU while they run.
-    for (const Placement& p : c.where)
-        for (int g : p.gpus)
-            for (JobId id : state.jobs_on_gpu(p.node, g))
-                if (const RunningJob* job = state.find(id))
-                    overlap = std::max(overlap, std::min(alone_span, outlook.time->remaining_s(*job)));
-    v.own_extra_s = overlap * (1 - 1 / s);
+    const Price expected = price(state, request, c, outlook, 0);
+    const Price pessimistic = price(state, request, c, outlook, 1);
+    v.own_extra_s = pessimistic.own;
+    v.neighbours_extra_s = pessimistic.neighbours;
+    v.head_delay_s = pessimistic.head_delay;
+    v.waiting_extra_s = pessimistic.waiting;
+    v.jobs_affected = pessimistic.jobs_affected;
+    v.cost_s = pessimistic.total();
+    v.expected_cost_s = expected.total();
     const int gpus = request.gpus_per_node * request.nodes;
-    const double net_lost = lost_gpu_s - gpus * overlap / s;
-    if (outlook.others_waiting > 0 && net_lost > 0)
-        v.waiting_extra_s = outlook.others_waiting * net_lost / state.topology().total_gpus();
-    const double cost = v.own_extra_s + v.neighbours_extra_s + v.waiting_extra_s;
     v.ahead = std::max(0, outlook.gpus_ahead);
     v.need = gpus + v.ahead;
-    v.wait_s = outlook.time->wait_for_idle_gpus(v.need, cost);
-    v.hold = !(v.wait_s > cost);
+    const int total = state.topology().total_gpus();
+    v.wait_s = outlook.time->wait_for_idle_gpus(std::min(v.need, total), std::max(v.cost_s, v.expected_cost_s));
+    if (v.need > total)  // the jobs ahead take turns (see the header)
+        v.wait_s += std::max(0.0, outlook.ahead_gpu_s) * (v.need - total) / v.need / total;
+    v.hold = !(v.wait_s > v.cost_s);
+    // Exploration: the expected price lets it share, only the margin holds it.
+    if (v.hold && v.wait_s > v.expected_cost_s && outlook.exploration && outlook.exploration->allows()) {
+        v.hold = false;
+        v.explores = true;
+    }
     return v;
+}
+
+void note_decision(const SharingOutlook& outlook, const SharingVerdict& v) {
+    if (!outlook.exploration || !v.weighed) return;
+    ++outlook.exploration->weighed;
+    if (v.explores) ++outlook.exploration->explored;
 }
 
 std::string SharingVerdict::why() const {
     if (!shares) return "GPUs of its own: never held";
     if (!weighed) return "shares a GPU: no queue or run time is known to weigh a wait against, so it is not held";
-    const double cost = own_extra_s + neighbours_extra_s + waiting_extra_s;
-    const std::string waiting =
-        waiting_extra_s > 0 ? " and " + seconds(waiting_extra_s) + " to the jobs waiting" : std::string();
-    return std::string(hold ? "held: " : "shares: ") + "sharing adds " + seconds(own_extra_s) + " to the job, " +
-           seconds(neighbours_extra_s) + " to its neighbours" + waiting + "; GPUs of its own expected in " +
+    const double cost = std::max(cost_s, expected_cost_s);
+    std::string more;
+    if (head_delay_s > 0) more += ", " + seconds(head_delay_s) + " to the first queued job";
+    if (waiting_extra_s > 0)
+        more += " and " + seconds(waiting_extra_s) + " to the " + count(jobs_affected) + " jobs waiting or to come";
+    if (waiting_extra_s < 0)
+        more +=
+            " and saves " + seconds(-waiting_extra_s) + " to the " + count(jobs_affected) + " jobs waiting or to come";
+    return std::string(hold       ? "held: "
+                       : explores ? "shares, exploring: "
+                                  : "shares: ") +
+           "sharing adds " + seconds(own_extra_s) + " to the job, " + seconds(neighbours_extra_s) +
+           " to its neighbours" + more + " (at a pessimistic speed; " + seconds(expected_cost_s) +
+           " in all as predicted, margin " + seconds(cost_s - expected_cost_s) + "); GPUs of its own expected in " +
            (wait_s >= cost && !hold ? "over " + seconds(cost) : seconds(wait_s)) + " (" + std::to_string(need) +
            " GPUs wanted, " + std::to_string(ahead) + " of them by jobs queued ahead)";
 }

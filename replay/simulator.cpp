@@ -116,6 +116,7 @@ public:
             base += topo.type_of(static_cast<int>(n)).gpus;
         }
         released_.assign(static_cast<std::size_t>(base), 0);
+        exploration_.share = options.explore_share;
         node_units_.assign(topo.nodes().size(), -1);
         setup_learning();
     }
@@ -201,16 +202,22 @@ public:
 private:
     // ---- queue -------------------------------------------------------------------------
     void enqueue(int j) {
+        const ReplayJob& job = jobs_[static_cast<std::size_t>(j)];
         queue_.push_back(j);
         queued_[static_cast<std::size_t>(j)] = 1;
         ++queue_live_;
-        queued_gpus_ += jobs_[static_cast<std::size_t>(j)].gpus();
+        queued_gpus_ += job.gpus();
+        queued_gpu_s_ += job.gpus() * job.limit;
+        if (arrived_++ == 0) first_submit_ = job.submit;
+        asked_gpu_s_ += job.gpus() * job.limit;
         ++run_.events;
     }
     void dequeue(std::size_t pos) {
+        const ReplayJob& job = jobs_[static_cast<std::size_t>(queue_[pos])];
         queued_[static_cast<std::size_t>(queue_[pos])] = 0;
         --queue_live_;
-        queued_gpus_ -= jobs_[static_cast<std::size_t>(queue_[pos])].gpus();
+        queued_gpus_ -= job.gpus();
+        queued_gpu_s_ = queue_live_ ? queued_gpu_s_ - job.gpus() * job.limit : 0.0;
         while (head_ < queue_.size() && !queued_[static_cast<std::size_t>(queue_[head_])]) ++head_;
         if (head_ > 4096 && head_ * 2 > queue_.size()) compact();
     }
@@ -243,12 +250,31 @@ private:
         return r;
     }
 
+    // What the arrivals so far say of those to come (the sharing rule's outlook).
+    place::ArrivalRates arrival_rates(double now) const {
+        place::ArrivalRates a;
+        a.seen_s = now - first_submit_;
+        if (a.seen_s > 0) {
+            a.jobs_per_s = static_cast<double>(arrived_) / a.seen_s;
+            a.offered_gpus = asked_gpu_s_ / a.seen_s;
+        }
+        a.queued_gpu_s = queued_gpu_s_;
+        return a;
+    }
+
     // Asks the policy; starts the job when placed. `gpus_ahead`: GPUs the jobs queued ahead of
-    // it ask for.
-    bool try_start(int j, double now, int gpus_ahead) {
+    // it ask for, `ahead_gpu_s` the GPU-seconds they ask for; `head`: the first queued job's
+    // reservation, for a job behind it.
+    bool try_start(int j, double now, int gpus_ahead, double ahead_gpu_s, place::HeadReservation head = {}) {
         place::JobRequest r = request(j);
-        place::SharingOutlook outlook{this, jobs_[static_cast<std::size_t>(j)].limit, gpus_ahead,
-                                      static_cast<int>(queue_live_) - 1};
+        place::SharingOutlook outlook{.time = this,
+                                      .work_s = jobs_[static_cast<std::size_t>(j)].limit,
+                                      .gpus_ahead = gpus_ahead,
+                                      .ahead_gpu_s = ahead_gpu_s,
+                                      .others_waiting = static_cast<int>(queue_live_) - 1,
+                                      .arrivals = arrival_rates(now),
+                                      .head = head,
+                                      .exploration = options_.explore_share > 0 ? &exploration_ : nullptr};
         if (options_.outlook) r.outlook = &outlook;
         if (turned_down_.still_turned_down(state_, r)) {
             ++run_.declined;
@@ -275,14 +301,15 @@ private:
                 reserve(now, h, false);
                 break;
             }
-            if (!try_start(h, now, 0)) {
+            if (!try_start(h, now, 0, 0)) {
                 reserve(now, h, true);
                 break;
             }
             dequeue(head_);
         }
         if (head_ >= queue_.size()) return;
-        backfill(now, head_ + 1, jobs_[static_cast<std::size_t>(queue_[head_])].gpus());
+        const ReplayJob& head = jobs_[static_cast<std::size_t>(queue_[head_])];
+        backfill(now, head_ + 1, head.gpus(), head.gpus() * head.limit);
     }
 
     // Only new jobs arrived: the state is as the last pass left it, so its reservation holds
@@ -290,13 +317,18 @@ private:
     void arrivals_pass(double now, std::size_t first_new) {
         if (head_ >= queue_.size()) return;
         std::int64_t arrived = 0;
-        for (std::size_t pos = first_new; pos < queue_.size(); ++pos)
-            arrived += jobs_[static_cast<std::size_t>(queue_[pos])].gpus();
-        backfill(now, std::max(first_new, head_ + 1), static_cast<int>(queued_gpus_ - arrived));
+        double arrived_gpu_s = 0;
+        for (std::size_t pos = first_new; pos < queue_.size(); ++pos) {
+            const ReplayJob& job = jobs_[static_cast<std::size_t>(queue_[pos])];
+            arrived += job.gpus();
+            arrived_gpu_s += job.gpus() * job.limit;
+        }
+        backfill(now, std::max(first_new, head_ + 1), static_cast<int>(queued_gpus_ - arrived),
+                 queued_gpu_s_ - arrived_gpu_s);
     }
 
-    // `ahead`: GPUs asked for by the queued jobs before `from`.
-    void backfill(double now, std::size_t from, int ahead) {
+    // `ahead`: GPUs asked for by the queued jobs before `from`; `ahead_gpu_s`: their GPU-seconds.
+    void backfill(double now, std::size_t from, int ahead, double ahead_gpu_s) {
         int examined = 0;
         for (std::size_t pos = from; pos < queue_.size() && examined < options_.backfill_depth; ++pos) {
             int q = queue_[pos];
@@ -304,8 +336,10 @@ private:
             ++examined;
             const ReplayJob& job = jobs_[static_cast<std::size_t>(q)];
             const bool before_shadow = now + job.limit <= shadow_;
-            if (!fits(job) || (!before_shadow && job.gpus() > extra_) || !try_start(q, now, ahead)) {
+            if (!fits(job) || (!before_shadow && job.gpus() > extra_) ||
+                !try_start(q, now, ahead, ahead_gpu_s, {shadow_ - now, head_gpus_})) {
                 ahead += job.gpus();
+                ahead_gpu_s += job.gpus() * job.limit;
                 continue;
             }
             ++run_.backfilled;
@@ -322,6 +356,7 @@ private:
         const int k = head.gpus_per_node;
         int count = state_.nodes_with_at_least(units_, k);
         int free = free_units();
+        head_gpus_ = head.gpus();
         shadow_ = kInf;
         int walked = 0;
         for (const auto& [expected, r] : expected_) {
@@ -579,7 +614,12 @@ private:
     std::size_t head_ = 0;
     std::size_t queue_live_ = 0;
     std::int64_t queued_gpus_ = 0;  // GPUs the queued jobs ask for
-    double now_ = 0;                // the time of the events being handled
+    double queued_gpu_s_ = 0;       // GPU-seconds they ask for (time limits)
+    // The arrivals so far: how many, since when, and the GPU-seconds they asked for.
+    std::size_t arrived_ = 0;
+    double first_submit_ = 0, asked_gpu_s_ = 0;
+    place::ExplorationBudget exploration_;
+    double now_ = 0;  // the time of the events being handled
     // wait_for_idle_gpus's walk over expected_ in this batch of events.
     struct Walk {
         bool valid = false;
@@ -589,6 +629,7 @@ private:
     mutable Walk walk_;
     double shadow_ = kInf;
     int extra_ = 0;
+    int head_gpus_ = 0;  // the GPUs the reservation is for
 
     std::vector<int> gpu_base_;    // first flat GPU index of each node
     std::vector<int> released_;    // reserve(): slots given back per flat GPU

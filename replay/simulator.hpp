@@ -86,6 +86,9 @@ struct SimOptions {
     // now. Null: its start plus its time limit, less the time gone.
     const model::InterferenceModel* planner = nullptr;
     SimLearning learning;
+    // The share of the sharing rule's decisions that may try a pairing its margin holds back
+    // (place::ExplorationBudget); 0: none. Worth it only for a policy whose model learns.
+    double explore_share = 0;
 };
 
 struct JobOutcome {

@@ -73,6 +73,7 @@ ElasticPlan plan_elastic_slots(const place::ClusterState& state, const place::Po
     };
     std::vector<const PendingJob*> held;  // jobs ahead that the rule holds
     int gpus_ahead = 0;                   // GPUs that held jobs ahead will take when they start
+    double ahead_gpu_s = 0;               // and the GPU-seconds they ask for (time limits)
     for (const PendingJob& job : pending) {
         PendingVerdict v;
         v.id = job.id;
@@ -103,7 +104,11 @@ ElasticPlan plan_elastic_slots(const place::ClusterState& state, const place::Po
                     place::SharingOutlook outlook{.time = &time,
                                                   .work_s = job.time_limit_s,
                                                   .gpus_ahead = gpus_ahead,
-                                                  .others_waiting = static_cast<int>(pending.size()) - 1};
+                                                  .ahead_gpu_s = ahead_gpu_s,
+                                                  .others_waiting = static_cast<int>(pending.size()) - 1,
+                                                  .arrivals = {},
+                                                  .head = {},
+                                                  .exploration = nullptr};
                     const place::SharingVerdict s = place::judge_sharing(state, request, d.chosen, outlook);
                     v.why = s.why();
                     if (!s.hold && used[n] + state.idle_gpus(n) + shared[n] + more > full_slots(topo, n)) {
@@ -124,6 +129,7 @@ ElasticPlan plan_elastic_slots(const place::ClusterState& state, const place::Po
                     if (s.hold) {
                         held.push_back(&job);
                         gpus_ahead += request.gpus_per_node * request.nodes;
+                        ahead_gpu_s += request.gpus_per_node * request.nodes * std::max(0.0, job.time_limit_s);
                     }
                 }
             }

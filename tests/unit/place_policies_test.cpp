@@ -272,33 +272,42 @@ Candidate exhaustive_on(const ClusterState& state, const model::InterferenceMode
     return exhaustive(state, m, r);
 }
 
-// Every placement costs nothing: every candidate ties.
-struct Free final : model::InterferenceModel {
-    double slowdown(const model::JobProfile&, std::span<const model::Neighbour>) const override { return 1.0; }
-    std::string name() const override { return "free"; }
+// A neighbour on the job's GPU doubles its time; one elsewhere on the node costs nothing.
+struct GpuOnly final : model::InterferenceModel {
+    double slowdown(const model::JobProfile&, std::span<const model::Neighbour> neighbours) const override {
+        for (const model::Neighbour& n : neighbours)
+            if (n.where == model::Sharing::Gpu) return 2.0;
+        return 1.0;
+    }
+    std::string name() const override { return "gpu-only"; }
 };
 
 }  // namespace
 
-TEST_CASE("coloc: equal losses go to the node with the most idle GPUs, then the fewest jobs") {
-    Cluster c(3, 4, 2);
+TEST_CASE("coloc: equal losses go to the node with the fewest idle GPUs that fit, then the fewest jobs") {
+    Cluster c(4, 4, 2);
     c.run(1, {{0, {0}}});
     c.run(2, {{0, {1}}});
-    c.run(3, {{0, {2}}});  // node 0: 1 idle GPU
+    c.run(3, {{0, {2}}});  // node 0: 1 idle GPU, 3 jobs
     c.run(4, {{1, {0}}});  // node 1: 3 idle GPUs
     c.run(5, {{2, {0, 1}}});
-    c.run(6, {{2, {0}}});  // node 2: 2 idle GPUs
-    Free m;
+    c.run(6, {{2, {0}}});  // node 2: 2 idle GPUs, 2 jobs; node 3: empty
+    GpuOnly m;             // a neighbour on the GPU costs, one on the node does not
     ColocPolicy policy(m);
-    Decision d = policy.place(c.state, c.request(9, 1), 5);
+    Decision d = policy.place(c.state, c.request(9, 2), 5);
     REQUIRE(d.placed);
-    CHECK(d.chosen.where[0].node == 1);
+    CHECK(d.chosen.where[0].node == 2);  // the fewest idle GPUs that still take two
+    CHECK(d.chosen.where[0].gpus == std::vector<int>{2, 3});
     CHECK(d.chosen.loss == 0);
     REQUIRE_FALSE(d.ranked.empty());
-    CHECK(d.ranked.front().where[0].node == 1);  // explain ranks the same way
-    c.run(7, {{1, {1, 2}}});                     // node 1: 1 idle GPU, 3 jobs... now node 2 has more idle GPUs
+    CHECK(d.ranked.front().where[0].node == 2);  // explain ranks the same way
+    // One GPU: node 0 fits it best, and the empty node stays whole.
     d = policy.place(c.state, c.request(10, 1));
-    CHECK(d.chosen.where[0].node == 2);
+    CHECK(d.chosen.where[0].node == 0);
+    c.run(7, {{2, {2}}});  // node 2: 1 idle GPU, 3 jobs
+    c.run(8, {{0, {0}}});  // node 0: 1 idle GPU, 4 jobs
+    d = policy.place(c.state, c.request(11, 1));
+    CHECK(d.chosen.where[0].node == 2);  // as few idle GPUs, fewer jobs
 }
 
 TEST_CASE("coloc: the indexed search with GPU classes finds what the exhaustive search finds") {
