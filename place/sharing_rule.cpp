@@ -154,6 +154,9 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
     v.wait_s = outlook.time->wait_for_idle_gpus(std::min(v.need, total), std::max(v.cost_s, v.expected_cost_s));
     if (v.need > total)  // the jobs ahead take turns (see the header)
         v.wait_s += std::max(0.0, outlook.ahead_gpu_s) * (v.need - total) / v.need / total;
+    if (request.gpus_per_node > 1 || request.nodes > 1)  // its GPUs must be idle together on each node
+        v.wait_s = std::max(v.wait_s, outlook.time->wait_for_idle_nodes(request.nodes, request.gpus_per_node,
+                                                                        std::max(v.cost_s, v.expected_cost_s)));
     v.hold = !(v.wait_s > v.cost_s);
     // Exploration: the expected price lets it share, only the margin holds it.
     if (v.hold && v.wait_s > v.expected_cost_s && outlook.exploration && outlook.exploration->allows()) {

@@ -51,6 +51,7 @@
 
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "place/cluster_state.hpp"
 #include "place/policy.hpp"
@@ -64,6 +65,9 @@ public:
     // The expected seconds until `gpus` GPUs are idle (no job on them), counting the GPUs idle
     // now; may stop looking and return any value >= `enough` once the wait is known to reach it.
     virtual double wait_for_idle_gpus(int gpus, double enough) const = 0;
+    // The same until `nodes` nodes each have `per_node` idle GPUs (a job on several GPUs of a
+    // node: idle GPUs spread over many nodes do not take it). 0 where the caller cannot tell.
+    virtual double wait_for_idle_nodes(int /*nodes*/, int /*per_node*/, double /*enough*/) const { return 0; }
     // A running job's expected wall time left at its present pace (seconds; >= 0).
     virtual double remaining_s(const RunningJob& job) const = 0;
 };
@@ -160,6 +164,39 @@ double wait_for_idle(const ClusterState& state, double now, int need, double eno
         }
         return true;
     });
+    return wait;
+}
+
+// wait_for_idle for `nodes` nodes with `per_node` idle GPUs each: a node's GPUs come back as
+// the jobs on them end, in proportion of the slots each holds.
+template <class Ends>
+double wait_for_idle_nodes(const ClusterState& state, double now, int nodes, int per_node, double enough, Ends&& ends) {
+    int whole = state.nodes_with_at_least(Capacity::Idle, per_node);
+    if (whole >= nodes) return 0;
+    thread_local std::vector<double> idle;  // per node as the ends free GPUs, -1: not looked at yet
+    thread_local std::vector<int> touched;
+    idle.resize(state.topology().nodes().size(), -1);
+    double wait = std::numeric_limits<double>::infinity();
+    ends([&](double end, const RunningJob& job) {
+        for (const Placement& p : job.where) {
+            double& n = idle[static_cast<std::size_t>(p.node)];
+            if (n < 0) {
+                n = state.idle_gpus(p.node);
+                touched.push_back(p.node);
+            }
+            const bool was_whole = n + 1e-9 >= per_node;
+            for (int g : p.gpus)
+                if (const int used = state.used_slots(p.node, g); used > 0) n += 1.0 / used;
+            whole += !was_whole && n + 1e-9 >= per_node;
+        }
+        if (whole >= nodes || end - now >= enough) {
+            wait = end > now ? end - now : 0.0;
+            return false;
+        }
+        return true;
+    });
+    for (int n : touched) idle[static_cast<std::size_t>(n)] = -1;
+    touched.clear();
     return wait;
 }
 

@@ -154,6 +154,12 @@ public:
         const double end = walk_.ends[found];
         return end > now_ ? end - now_ : 0.0;
     }
+    double wait_for_idle_nodes(int nodes, int per_node, double enough) const override {
+        return place::wait_for_idle_nodes(state_, now_, nodes, per_node, enough, [&](auto&& visit) {
+            for (const auto& [end, j] : expected_)
+                if (!visit(end, *state_.find(static_cast<place::JobId>(j)))) return;
+        });
+    }
     double remaining_s(const place::RunningJob& job) const override {
         const std::size_t i = static_cast<std::size_t>(job.id);
         if (options_.planner)

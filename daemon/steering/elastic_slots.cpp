@@ -39,10 +39,11 @@ double KnownEnds::remaining_s(const place::RunningJob& job) const {
 }
 
 double KnownEnds::wait_for_idle_gpus(int gpus, double enough) const {
-    return place::wait_for_idle(state_, now_, gpus, enough, [&](auto&& visit) {
-        for (const auto& [end, job] : by_end_)
-            if (!visit(end, *job)) return;
-    });
+    return place::wait_for_idle(state_, now_, gpus, enough, [&](auto&& visit) { walk(visit); });
+}
+
+double KnownEnds::wait_for_idle_nodes(int nodes, int per_node, double enough) const {
+    return place::wait_for_idle_nodes(state_, now_, nodes, per_node, enough, [&](auto&& visit) { walk(visit); });
 }
 
 int full_slots(const place::Topology& topo, int node) {

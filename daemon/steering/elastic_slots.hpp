@@ -45,6 +45,7 @@ class KnownEnds : public place::TimeOutlook {
 public:
     KnownEnds(const place::ClusterState& state, double now, std::map<place::JobId, double> ends);
     double wait_for_idle_gpus(int gpus, double enough) const override;
+    double wait_for_idle_nodes(int nodes, int per_node, double enough) const override;
     double remaining_s(const place::RunningJob& job) const override;
 
 private:
@@ -52,6 +53,12 @@ private:
     double now_;
     std::map<place::JobId, double> ends_;
     std::vector<std::pair<double, const place::RunningJob*>> by_end_;  // running jobs with a known end, soonest first
+    // Visits (end, job) in by_end_'s order until `visit` returns false.
+    template <class Visit>
+    void walk(Visit&& visit) const {
+        for (const auto& [end, job] : by_end_)
+            if (!visit(end, *job)) return;
+    }
 };
 
 struct PendingVerdict {

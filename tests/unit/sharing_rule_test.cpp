@@ -20,17 +20,24 @@ class FixedEnds final : public TimeOutlook {
 public:
     FixedEnds(const ClusterState& state, std::map<JobId, double> ends) : state_(state), ends_(std::move(ends)) {}
     double wait_for_idle_gpus(int gpus, double enough) const override {
-        std::vector<std::pair<double, JobId>> by_end;
-        for (auto [id, end] : ends_) by_end.emplace_back(end, id);
-        std::sort(by_end.begin(), by_end.end());
-        return wait_for_idle(state_, 0.0, gpus, enough, [&](auto&& visit) {
-            for (auto [end, id] : by_end)
-                if (!visit(end, *state_.find(id))) return;
-        });
+        return wait_for_idle(state_, 0.0, gpus, enough, [&](auto&& visit) { walk(visit); });
+    }
+    double wait_for_idle_nodes(int nodes, int per_node, double enough) const override {
+        return place::wait_for_idle_nodes(state_, 0.0, nodes, per_node, enough, [&](auto&& visit) { walk(visit); });
     }
     double remaining_s(const RunningJob& job) const override { return ends_.at(job.id); }
 
 private:
+    // Visits the running jobs soonest end first until `visit` returns false.
+    template <class Visit>
+    void walk(Visit&& visit) const {
+        std::vector<std::pair<double, JobId>> by_end;
+        for (auto [id, end] : ends_) by_end.emplace_back(end, id);
+        std::sort(by_end.begin(), by_end.end());
+        for (auto [end, id] : by_end)
+            if (!visit(end, *state_.find(id))) return;
+    }
+
     const ClusterState& state_;
     std::map<JobId, double> ends_;
 };
@@ -334,4 +341,21 @@ TEST_CASE("sharing rule: exploration tries a pairing the margin holds, within it
     outlook.exploration = &generous;
     CHECK_FALSE(ColocPolicy(bad).place(c.state, c.request(&outlook)).placed);
     CHECK(generous.explored == 0);
+}
+
+TEST_CASE("sharing rule: a job on several GPUs of a node waits for them idle on one node") {
+    Cluster c(4);  // one node of 4 GPUs: two idle, two busy until 100 s and 3000 s
+    c.run(1, 0);
+    c.run(2, 1);
+    FixedEnds ends(c.state, {{1, 100}, {2, 3000}});
+    CHECK(ends.wait_for_idle_nodes(1, 2, 1e9) == 0);
+    CHECK(ends.wait_for_idle_nodes(1, 3, 1e9) == doctest::Approx(100));
+    CHECK(ends.wait_for_idle_nodes(1, 4, 1e9) == doctest::Approx(3000));
+    CHECK(ends.wait_for_idle_nodes(2, 1, 1e9) == std::numeric_limits<double>::infinity());  // one node only
+    c.run(3, 2);
+    c.run(4, 3);
+    c.run(5, 3);  // GPU 3 shared: both must end for it to be idle
+    FixedEnds shared(c.state, {{1, 100}, {2, 3000}, {3, 50}, {4, 10}, {5, 200}});
+    CHECK(shared.wait_for_idle_nodes(1, 3, 1e9) == doctest::Approx(200));
+    CHECK(shared.wait_for_idle_nodes(1, 3, 60) >= 60);  // stops looking once past what it needs to know
 }
