@@ -1,6 +1,7 @@
 // The ended runs colocd learns pair delays from as jobs end (interval_regression.hpp): the
 // usable ones, the latest `capacity` of them, so a refit's cost stays bounded, and how many were
-// left out and why. A refit is due every `refit_every` usable runs. Pure: colocd builds the runs
+// left out and why. A refit is due every `refit_every` usable runs, and once the window is large,
+// when a tenth of it is new (see elapsed_window.cpp). Pure: colocd builds the runs
 // from its store (daemon/service/elapsed.cpp) and hands the window to its model's learner.
 #pragma once
 
@@ -14,7 +15,7 @@ namespace coloc::model {
 struct ElapsedWindowOptions {
     IntervalOptions fit;
     std::size_t capacity = 1000;  // usable runs kept, the latest
-    int refit_every = 10;         // usable runs between refits
+    int refit_every = 10;         // usable runs between refits, at least (see above)
 };
 
 class ElapsedWindow {
