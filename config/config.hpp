@@ -44,7 +44,8 @@ struct Config {
     int reconcile_interval_s = 60;  // ask Slurm what runs; 0 = never
     // Learning from ended jobs' elapsed times (daemon/service/elapsed.cpp): runs shorter than
     // elapsed_min_s are left out; pair delays are refitted every elapsed_refit_every usable runs
-    // over the latest elapsed_window of them (a refit's cost grows with the window).
+    // (at least a tenth of the window's) over the latest elapsed_window of them (a refit's cost
+    // grows with the window).
     int elapsed_min_s = 300;
     int elapsed_refit_every = 10;
     int elapsed_window = 1000;

@@ -35,6 +35,7 @@ struct ReplayArgs {
     std::string trace, format, policies = "exclusive,slurm,pack,spread,coloc";
     std::string sharing = "rule";
     std::string learning = "on";
+    double explore = 0;
     bool skip_bad = false;
     std::string config;
     int nodes = replay::DefaultCluster::nodes, gpus_per_node = replay::DefaultCluster::gpus_per_node;
@@ -287,6 +288,7 @@ replay::ReplaySetup replay_setup(const ReplayArgs& a, const place::Topology& top
     if (a.coloc_max_loss > 0) setup.coloc.max_loss_per_gpu = a.coloc_max_loss;
     setup.coloc.sharing_rule = a.sharing == "rule";
     setup.learning = a.learning == "on";
+    setup.explore_share = a.explore;
     setup.sim.backfill_depth = a.backfill_depth;
     auto progress = std::make_shared<Progress>();
     progress->on = !a.no_progress && isatty(STDERR_FILENO);
@@ -476,6 +478,11 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
                     "on: coloc's model learns from the jobs it places (iteration reports, elapsed times), as "
                     "colocd's does; off: it places by the model as it is (as --policy coloc-nolearn)")
         ->check(CLI::IsMember({"on", "off"}))
+        ->capture_default_str();
+    cmd->add_option("--explore", a.explore,
+                    "share (0 to 1) of the learning coloc's sharing decisions that may try a pairing the "
+                    "sharing rule's margin holds back (0: none)")
+        ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
     cmd->add_option("--out", a.out, "also write jobs.csv, summary.json and plots (SVG, PNG) into this directory");
     cmd->add_flag("--no-plots", a.no_plots, "with --out: write the plot data and script, do not run gnuplot");

@@ -158,8 +158,10 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
         v.wait_s = std::max(v.wait_s, outlook.time->wait_for_idle_nodes(request.nodes, request.gpus_per_node,
                                                                         std::max(v.cost_s, v.expected_cost_s)));
     v.hold = !(v.wait_s > v.cost_s);
-    // Exploration: the expected price lets it share, only the margin holds it.
-    if (v.hold && v.wait_s > v.expected_cost_s && outlook.exploration && outlook.exploration->allows()) {
+    // Exploration: the expected price lets it share, only the margin holds it, and what it may lose
+    // at the pessimistic price is no more than what it gains at the expected one.
+    const double gain = v.wait_s - v.expected_cost_s, risk = v.cost_s - v.wait_s;
+    if (v.hold && gain > 0 && risk <= gain && outlook.exploration && outlook.exploration->allows()) {
         v.hold = false;
         v.explores = true;
     }

@@ -40,9 +40,10 @@
 //
 // Under uncertainty the prices are taken at pessimistic speeds (one standard deviation of each
 // prediction slower): a prior that is wrong then costs little. A job that the pessimistic price
-// holds but the expected price lets share may share anyway as exploration, within a budget the
-// caller keeps (a bounded share of the decisions weighed): a pairing never tried is never
-// learned.
+// holds but the expected price lets share may share anyway as exploration, when what it may
+// lose at the pessimistic price is no more than what it gains at the expected one, and within a
+// budget the caller keeps (a bounded share of the decisions weighed): a pairing never tried is
+// never learned.
 //
 // Never held: a job whose candidate shares no GPU, or whose caller knows no queue or run time. No
 // constant: the rule follows from predictions (slowdowns, their uncertainty), expected run

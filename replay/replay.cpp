@@ -76,6 +76,8 @@ ReplayResult run_replay(const Workload& workload, const ReplaySetup& setup) {
         sim.learning.judged = judged ? model : nullptr;
         sim.learning.learner = own ? own->learner() : nullptr;
         if (own && sim.learning.gpu_types.empty()) sim.learning.gpu_types = gpu_types_of(*own, *setup.topology);
+        // Only a model that learns gains from trying a pairing its margin holds back.
+        sim.explore_share = own ? setup.explore_share : 0;
         result.runs.push_back(simulate(*setup.topology, *policy, capacity_of(name), *setup.truth, workload.jobs, sim));
         result.summaries.push_back(summarize(workload.jobs, result.runs.back(), setup.topology->total_gpus()));
     }

@@ -27,6 +27,10 @@ struct ReplaySetup {
     // a copy of `model` when it is coloc's model; a model that cannot learn stays as it is).
     // Off: coloc places by `model` as it is, as `coloc-nolearn` always does.
     bool learning = true;
+    // The share of the learning coloc's sharing decisions that may explore (see
+    // place/sharing_rule.hpp); 0 (the default): none. On bench/replay-quality exploring one
+    // decision in twenty cost more than it taught: the pairs coloc forms anyway teach enough.
+    double explore_share = 0;
     std::function<std::unique_ptr<model::InterferenceModel>()> learning_model;
     SimOptions sim;  // sim.learning: the reports' interval, noise, seed and the elapsed window
     std::function<void(const std::string& policy)> on_policy;  // before each policy's replay

@@ -319,7 +319,9 @@ TEST_CASE("sharing rule: exploration tries a pairing the margin holds, within it
     Cluster c(1);
     c.run(1, 0);
     FixedEnds ends(c.state, {{1, 1000}});
-    PairSlowdown uncertain(1.25, 0.3);  // as above: shares as predicted, held at the margin
+    // Predicted 0.8 each: 500 s against the 1000 s wait; one standard deviation slower, 0.6 each:
+    // 1333 s. It may lose 333 s, no more than the 500 s it is expected to gain.
+    PairSlowdown uncertain(1.25, 0.2);
     ExplorationBudget budget{.share = 0.5};
     SharingOutlook outlook = queue(&ends, 1000, 0);
     outlook.exploration = &budget;
@@ -335,11 +337,13 @@ TEST_CASE("sharing rule: exploration tries a pairing the margin holds, within it
     CHECK(budget.explored == 1);
     CHECK_FALSE(policy.place(c.state, c.request(&outlook)).placed);
     CHECK(budget.explored == 1);
-    // A pairing whose expected price loses too is never explored.
-    PairSlowdown bad(3.0, 0.1);
+    // A pairing whose expected price loses too is never explored, nor one that may lose more
+    // than it is expected to gain (0.5 each at the margin: 2000 s, 1000 s over the wait).
     ExplorationBudget generous{.share = 1.0};
     outlook.exploration = &generous;
-    CHECK_FALSE(ColocPolicy(bad).place(c.state, c.request(&outlook)).placed);
+    CHECK_FALSE(ColocPolicy(PairSlowdown(3.0, 0.1)).place(c.state, c.request(&outlook)).placed);
+    CHECK_FALSE(ColocPolicy(PairSlowdown(1.25, 0.3)).place(c.state, c.request(&outlook)).placed);
+    CHECK(generous.weighed == 2);
     CHECK(generous.explored == 0);
 }
 
