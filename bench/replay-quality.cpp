@@ -32,6 +32,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -129,6 +131,59 @@ std::string heat_map(const std::vector<Cell>& cells) {
     return s.str();
 }
 
+// The cells of one GPU type as truth: its own model and truth, so that the types run side by side.
+struct TypeCells {
+    std::string header;
+    std::vector<Cell> cells;
+};
+
+TypeCells cells_on(const char* type, const std::vector<TraceCase>& traces, const place::Topology& topo) {
+    TypeCells out;
+    model::Measurements m = model::io::read_gavel_json(kThroughputs);
+    const std::size_t all_pairs = m.pairs.size();
+    std::erase_if(m.pairs, [&](const model::PairMeasurement& p) { return p.gpu_type == type; });
+    model::ColocParams params;
+    params.gpu_type = type;
+    model::ColocModel coloc_model(model::catalogue_from(m), params);
+    replay::MeasuredTruth truth(replay::load_pair_table(kThroughputs, type));
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "truth %s: Gavel's %zu measured pairs; model fitted on %zu of %zu pairs (none on %s)\n", type,
+                  truth.table().measured(), m.pairs.size(), all_pairs, type);
+    out.header = line;
+    replay::ReplaySetup setup;
+    setup.topology = &topo;
+    setup.model = &coloc_model;
+    setup.truth = &truth;
+    setup.policies = kBaselines;
+    setup.policies.insert(setup.policies.end(), {"coloc", "coloc-nolearn", "oracle"});
+    setup.sim.record_busy = false;
+    for (const TraceCase& tc : traces) {
+        replay::Trace trace = tc.trace;
+        if (tc.gavel_run_times) replay::resolve_gavel_run_times(trace, type);
+        replay::ProfileCounts counts;
+        auto profiles = replay::assign_profiles(trace, coloc_model.catalogue(), nullptr, 1, counts);
+        replay::Workload base = replay::build_workload(trace, profiles, counts, topo, {1.0});
+        double gpu_seconds = 0;
+        for (const auto& j : base.jobs) gpu_seconds += j.gpus() * j.work;
+        const double span = base.jobs.back().submit - base.jobs.front().submit;
+        const double offered_at_1 = gpu_seconds / (span * topo.total_gpus());
+        for (double offered : kLoads) {
+            replay::Workload w = replay::build_workload(trace, profiles, counts, topo, {offered / offered_at_1});
+            replay::ReplayResult r = replay::run_replay(w, setup);
+            Cell c{tc.name, type, offered, {}, "", false};
+            for (const auto& s : r.summaries) c.by_policy[s.policy] = s;
+            c.best = kBaselines.front();
+            for (const auto& b : kBaselines)
+                if (c.by_policy[b].mean_jct < c.by_policy[c.best].mean_jct) c.best = b;
+            const replay::Summary& best = c.by_policy[c.best];
+            c.loaded = best.mean_wait >= kLoadedWait * best.mean_jct;
+            out.cells.push_back(std::move(c));
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 int main() {
@@ -149,51 +204,18 @@ int main() {
         auto topo = place::uniform_topology(16, 4, 2, 2, 16);
         std::printf(
             "replay-quality: %zu traces x %zu loads x %zu GPU types on 16 nodes x 4 GPUs (2 slots per GPU); "
-            "synthetic traces %zu jobs each; budget %.0f s on one core\n",
+            "synthetic traces %zu jobs each; budget %.0f s on 2 cores\n",
             traces.size(), std::size(kLoads), std::size(kTypes), kSyntheticJobs, kBudgetS);
 
+        // Each GPU type on a thread of its own (the 2 cores the budget is for).
+        std::vector<std::future<TypeCells>> by_type;
+        for (const char* type : kTypes)
+            by_type.push_back(std::async(std::launch::async, cells_on, type, std::cref(traces), std::cref(topo)));
         std::vector<Cell> cells;
-        for (const char* type : kTypes) {
-            model::Measurements m = model::io::read_gavel_json(kThroughputs);
-            const std::size_t all_pairs = m.pairs.size();
-            std::erase_if(m.pairs, [&](const model::PairMeasurement& p) { return p.gpu_type == type; });
-            model::ColocParams params;
-            params.gpu_type = type;
-            model::ColocModel coloc_model(model::catalogue_from(m), params);
-            replay::MeasuredTruth truth(replay::load_pair_table(kThroughputs, type));
-            std::printf("truth %s: Gavel's %zu measured pairs; model fitted on %zu of %zu pairs (none on %s)\n", type,
-                        truth.table().measured(), m.pairs.size(), all_pairs, type);
-            replay::ReplaySetup setup;
-            setup.topology = &topo;
-            setup.model = &coloc_model;
-            setup.truth = &truth;
-            setup.policies = kBaselines;
-            setup.policies.insert(setup.policies.end(), {"coloc", "coloc-nolearn", "oracle"});
-            setup.sim.record_busy = false;
-            for (const TraceCase& tc : traces) {
-                replay::Trace trace = tc.trace;
-                if (tc.gavel_run_times) replay::resolve_gavel_run_times(trace, type);
-                replay::ProfileCounts counts;
-                auto profiles = replay::assign_profiles(trace, coloc_model.catalogue(), nullptr, 1, counts);
-                replay::Workload base = replay::build_workload(trace, profiles, counts, topo, {1.0});
-                double gpu_seconds = 0;
-                for (const auto& j : base.jobs) gpu_seconds += j.gpus() * j.work;
-                const double span = base.jobs.back().submit - base.jobs.front().submit;
-                const double offered_at_1 = gpu_seconds / (span * topo.total_gpus());
-                for (double offered : kLoads) {
-                    replay::Workload w =
-                        replay::build_workload(trace, profiles, counts, topo, {offered / offered_at_1});
-                    replay::ReplayResult r = replay::run_replay(w, setup);
-                    Cell c{tc.name, type, offered, {}, "", false};
-                    for (const auto& s : r.summaries) c.by_policy[s.policy] = s;
-                    c.best = kBaselines.front();
-                    for (const auto& b : kBaselines)
-                        if (c.by_policy[b].mean_jct < c.by_policy[c.best].mean_jct) c.best = b;
-                    const replay::Summary& best = c.by_policy[c.best];
-                    c.loaded = best.mean_wait >= kLoadedWait * best.mean_jct;
-                    cells.push_back(std::move(c));
-                }
-            }
+        for (auto& f : by_type) {
+            TypeCells t = f.get();
+            std::printf("%s", t.header.c_str());
+            for (Cell& c : t.cells) cells.push_back(std::move(c));
         }
 
         std::printf("\n%-12s %-5s %-4s %-3s %9s %9s %9s %9s %9s %9s %9s  %-9s %10s %9s %10s %9s %9s\n", "trace", "gpu",
