@@ -185,8 +185,13 @@ private:
     // cluster has idle GPUs for now is never held (the engine chose to share, not to wait).
     bool rule_lets_it_start(Decision& d) const {
         if (!request_.outlook) return true;
-        if (takes_shared_gpu(state_, d.chosen)) with_uncertainty(d.chosen);
-        const SharingVerdict v = judge_sharing(state_, request_, d.chosen, *request_.outlook);
+        SharingVerdict v = judge_sharing(state_, request_, d.chosen, *request_.outlook);
+        // Held at the predicted speeds, it is held at any slower one: the margin matters only
+        // to a job the prediction lets share (and the uncertainty costs a prediction more).
+        if (v.weighed && !v.hold) {
+            with_uncertainty(d.chosen);
+            v = judge_sharing(state_, request_, d.chosen, *request_.outlook);
+        }
         d.sharing = v.why();
         if (!v.hold) {
             note_decision(*request_.outlook, v);

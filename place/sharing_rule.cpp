@@ -174,6 +174,12 @@ void note_decision(const SharingOutlook& outlook, const SharingVerdict& v) {
     if (v.explores) ++outlook.exploration->explored;
 }
 
+std::string SharingVerdict::price_basis() const {
+    if (!(cost_s > expected_cost_s)) return " (as predicted)";
+    return " (at a pessimistic speed; " + seconds(expected_cost_s) + " in all as predicted, margin " +
+           seconds(cost_s - expected_cost_s) + ")";
+}
+
 std::string SharingVerdict::why() const {
     if (!shares) return "GPUs of its own: never held";
     if (!weighed) return "shares a GPU: no queue or run time is known to weigh a wait against, so it is not held";
@@ -189,8 +195,7 @@ std::string SharingVerdict::why() const {
                        : explores ? "shares, exploring: "
                                   : "shares: ") +
            "sharing adds " + seconds(own_extra_s) + " to the job, " + seconds(neighbours_extra_s) +
-           " to its neighbours" + more + " (at a pessimistic speed; " + seconds(expected_cost_s) +
-           " in all as predicted, margin " + seconds(cost_s - expected_cost_s) + "); GPUs of its own expected in " +
+           " to its neighbours" + more + price_basis() + "; GPUs of its own expected in " +
            (wait_s >= cost && !hold ? "over " + seconds(cost) : seconds(wait_s)) + " (" + std::to_string(need) +
            " GPUs wanted, " + std::to_string(ahead) + " of them by jobs queued ahead)";
 }

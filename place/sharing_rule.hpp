@@ -129,6 +129,8 @@ struct SharingVerdict {
     int ahead = 0;               // of them, asked for by the jobs queued ahead
     // One line for explain (built on demand: a deep queue weighs many verdicts it never shows).
     std::string why() const;
+    // Which speeds the prices are at: " (as predicted)", or the pessimistic ones and the margin.
+    std::string price_basis() const;
 };
 
 // Whether `c` takes a slot of a GPU that another job uses now.
