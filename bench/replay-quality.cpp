@@ -16,7 +16,7 @@
 // The cluster: 16 nodes x 4 GPUs, 2 slots per GPU. A cell is loaded when the best baseline's
 // mean wait is at least 10 % of its mean JCT. Targets:
 //   (a) in no cell coloc's mean JCT exceeds the best baseline's by more than 2 %;
-//   (b) over loaded cells, the geometric mean of coloc / best baseline is at most 0.85, and in
+//   (b) over loaded cells, the geometric mean of coloc / best baseline is at most 0.80, and in
 //       each loaded cell coloc is at most 0.85 x exclusive;
 //   (c) in every cell coloc's p99 JCT is at most 1.1 x the best baseline's p99 (the baseline
 //       with the lowest mean JCT);
@@ -24,7 +24,9 @@
 //       70 % of the oracle's;
 //   (e) learning: over the cells where both tenths have pairs, the mean of coloc's model error
 //       (|model speed - truth speed|) on the pairs it formed in the last tenth of the jobs (by
-//       start order) is at most half the mean in the first tenth (the cells that miss are listed).
+//       start order) is at most half the mean in the first tenth (the cells that miss are listed);
+//   (f) in no cell the oracle's mean JCT exceeds the best baseline's: a rule that may always
+//       decline to share, knowing the true speeds, must never do worse than not sharing.
 // Prints the matrix and writes a heat map of coloc / best baseline ($BUILD/replay-quality.svg).
 // The synthetic traces are sized so that the whole matrix fits the time budget.
 #include <chrono>
@@ -58,7 +60,7 @@ constexpr const char* kTypes[] = {"v100", "p100", "k80"};
 const std::vector<std::string> kBaselines = {"exclusive", "slurm", "pack", "spread"};
 constexpr double kBudgetS = 60;      // the whole matrix
 constexpr double kLoadedWait = 0.1;  // a loaded cell: best baseline's mean wait / mean JCT
-constexpr double kWorseAtMost = 1.02, kGeoMeanAtMost = 0.85, kVsExclusiveAtMost = 0.85, kP99AtMost = 1.1,
+constexpr double kWorseAtMost = 1.02, kGeoMeanAtMost = 0.80, kVsExclusiveAtMost = 0.85, kP99AtMost = 1.1,
                  kOracleShare = 0.7, kLearnedAtMost = 0.5;
 constexpr std::size_t kSyntheticJobs = 1500;
 
@@ -221,7 +223,7 @@ int main() {
         std::printf("\n%-12s %-5s %-4s %-3s %9s %9s %9s %9s %9s %9s %9s  %-9s %10s %9s %10s %9s %9s\n", "trace", "gpu",
                     "load", "ldd", "exclusive", "slurm", "pack", "spread", "coloc", "nolearn", "oracle", "best",
                     "coloc/best", "p99/best", "oracle/best", "MAE 1st", "MAE last");
-        std::string missed_a, missed_b, missed_c, missed_e;
+        std::string missed_a, missed_b, missed_c, missed_e, missed_f;
         double first_sum = 0, last_sum = 0;
         int learned_cells = 0;
         double log_sum = 0, gain = 0, oracle_gain = 0;
@@ -242,6 +244,7 @@ int main() {
                 if (e.last_mae > kLearnedAtMost * e.first_mae) missed_e += (missed_e.empty() ? "" : " ") + where;
             }
             if (c.coloc_vs_best() > kWorseAtMost) missed_a += (missed_a.empty() ? "" : " ") + where;
+            if (c.ratio("oracle", c.best) > 1.0) missed_f += (missed_f.empty() ? "" : " ") + where;
             if (c.p99_vs_best() > kP99AtMost) missed_c += (missed_c.empty() ? "" : " ") + where;
             if (!c.loaded) continue;
             ++loaded;
@@ -278,6 +281,8 @@ int main() {
             "in the last (%.2f x; target <= %.2f x); cells where the last tenth's > %.2f x the first's: %s\n",
             learned_cells, first_mae, last_mae, first_mae > 0 ? last_mae / first_mae : 0.0, kLearnedAtMost,
             kLearnedAtMost, missed_e.empty() ? "none" : missed_e.c_str());
+        std::printf("(f) cells where the oracle > 1.00 x best baseline: %s\n",
+                    missed_f.empty() ? "none" : missed_f.c_str());
         std::printf("%.1f s in all (budget %.0f s)\n", secs, kBudgetS);
         std::string missed;
         auto miss = [&](const std::string& what) { missed += (missed.empty() ? "" : ", ") + what; };
@@ -289,6 +294,7 @@ int main() {
         if (!learned)
             miss("(e) last tenth's model error " +
                  std::to_string(first_mae > 0 ? last_mae / first_mae : 0.0).substr(0, 4) + " x the first's");
+        if (!missed_f.empty()) miss("(f) oracle in " + missed_f);
         if (secs > kBudgetS) miss("time " + std::to_string(secs).substr(0, 5) + " s");
         std::cout << (missed.empty() ? "targets: met" : "targets: missed: " + missed) << "\n";
         return 0;
