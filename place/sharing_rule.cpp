@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace coloc::place {
 
@@ -56,11 +57,20 @@ struct Price {
     double total() const { return own + neighbours + head_delay + waiting; }
 };
 
-// The effect on `id` among the candidate's, or null.
-const NeighbourEffect* effect_on(const Candidate& c, JobId id) {
+// The position of the effect on `id` among the candidate's; effects.size() when none.
+std::size_t effect_index(const Candidate& c, JobId id) {
+    std::size_t k = 0;
+    while (k < c.effects.size() && c.effects[k].id != id) ++k;
+    return k;
+}
+
+// Whether any of the candidate's predictions is uncertain (else the pessimistic price is the
+// predicted one).
+bool uncertain(const Candidate& c) {
+    if (c.job_sd > 0) return true;
     for (const NeighbourEffect& e : c.effects)
-        if (e.id == id) return &e;
-    return nullptr;
+        if (e.after_sd > 0) return true;
+    return false;
 }
 
 // How many jobs a change of the cluster's capacity reaches: those queued now and those that
@@ -81,13 +91,18 @@ Price price(const ClusterState& state, const JobRequest& request, const Candidat
     const double alone_span = outlook.work_s * s;  // the job's time if its neighbours all stay
     const HeadReservation& head = outlook.head;
     double overlap = 0, extra_gpu_s = 0, head_idle_gpus = 0;
-    for (const NeighbourEffect& e : c.effects) {
+    // Each neighbour's time left beside the job: what it has left now at the pace it is slowed to.
+    thread_local std::vector<double> beside;
+    beside.assign(c.effects.size(), 0.0);
+    for (std::size_t k = 0; k < c.effects.size(); ++k) {
+        const NeighbourEffect& e = c.effects[k];
         const RunningJob* job = state.find(e.id);
         if (!job) continue;
         const double before = std::max(1.0, e.before), after = slower_by(e.after, e.after_sd, z);
-        if (!(after > before)) continue;
         const double left_now = time.remaining_s(*job);
-        const double together = std::min(alone_span, left_now * after / before);
+        beside[k] = left_now * std::max(1.0, after / before);
+        if (!(after > before)) continue;
+        const double together = std::min(alone_span, beside[k]);
         overlap = std::max(overlap, together);
         const double extra = together * (1 - before / after);
         p.neighbours += extra;
@@ -108,12 +123,13 @@ Price price(const ClusterState& state, const JobRequest& request, const Candidat
     for (const Placement& pl : c.where)
         for (int g : pl.gpus) {
             double shared = 0;
-            for (JobId id : state.jobs_on_gpu(pl.node, g))
-                if (const RunningJob* job = state.find(id)) {
-                    const NeighbourEffect* e = effect_on(c, id);
-                    const double pace = e ? slower_by(e->after, e->after_sd, z) / std::max(1.0, e->before) : 1.0;
-                    shared = std::max(shared, std::min(alone_span, time.remaining_s(*job) * std::max(1.0, pace)));
-                }
+            for (JobId id : state.jobs_on_gpu(pl.node, g)) {
+                const std::size_t k = effect_index(c, id);
+                if (k < c.effects.size())
+                    shared = std::max(shared, std::min(alone_span, beside[k]));
+                else if (const RunningJob* job = state.find(id))  // not among the effects: not slowed
+                    shared = std::max(shared, std::min(alone_span, time.remaining_s(*job)));
+            }
             shared_sum += shared;
             ++own_gpus;
             overlap = std::max(overlap, shared);
@@ -139,7 +155,7 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
     if (!v.shares || !outlook.time || !(outlook.work_s > 0)) return v;
     v.weighed = true;
     const Price expected = price(state, request, c, outlook, 0);
-    const Price pessimistic = price(state, request, c, outlook, 1);
+    const Price pessimistic = uncertain(c) ? price(state, request, c, outlook, 1) : expected;
     v.own_extra_s = pessimistic.own;
     v.neighbours_extra_s = pessimistic.neighbours;
     v.head_delay_s = pessimistic.head_delay;
@@ -154,9 +170,11 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
     v.wait_s = outlook.time->wait_for_idle_gpus(std::min(v.need, total), std::max(v.cost_s, v.expected_cost_s));
     if (v.need > total)  // the jobs ahead take turns (see the header)
         v.wait_s += std::max(0.0, outlook.ahead_gpu_s) * (v.need - total) / v.need / total;
-    if (request.gpus_per_node > 1 || request.nodes > 1)  // its GPUs must be idle together on each node
-        v.wait_s = std::max(v.wait_s, outlook.time->wait_for_idle_nodes(request.nodes, request.gpus_per_node,
-                                                                        std::max(v.cost_s, v.expected_cost_s)));
+    // Its GPUs must be idle together on each node: a longer wait, asked for only when the one
+    // counted in GPUs does not already outweigh the price (the walk is over the running jobs).
+    const double enough = std::max(v.cost_s, v.expected_cost_s);
+    if ((request.gpus_per_node > 1 || request.nodes > 1) && !(v.wait_s > enough))
+        v.wait_s = std::max(v.wait_s, outlook.time->wait_for_idle_nodes(request.nodes, request.gpus_per_node, enough));
     v.hold = !(v.wait_s > v.cost_s);
     // Exploration: the expected price lets it share, only the margin holds it, and what it may lose
     // at the pessimistic price is no more than what it gains at the expected one.
