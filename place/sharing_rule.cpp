@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
-#include <vector>
+#include <unordered_map>
 
 namespace coloc::place {
 
@@ -57,13 +57,6 @@ struct Price {
     double total() const { return own + neighbours + head_delay + waiting; }
 };
 
-// The position of the effect on `id` among the candidate's; effects.size() when none.
-std::size_t effect_index(const Candidate& c, JobId id) {
-    std::size_t k = 0;
-    while (k < c.effects.size() && c.effects[k].id != id) ++k;
-    return k;
-}
-
 // Whether any of the candidate's predictions is uncertain (else the pessimistic price is the
 // predicted one).
 bool uncertain(const Candidate& c) {
@@ -91,18 +84,17 @@ Price price(const ClusterState& state, const JobRequest& request, const Candidat
     const double alone_span = outlook.work_s * s;  // the job's time if its neighbours all stay
     const HeadReservation& head = outlook.head;
     double overlap = 0, extra_gpu_s = 0, head_idle_gpus = 0;
-    // Each neighbour's time left beside the job: what it has left now at the pace it is slowed to.
-    thread_local std::vector<double> beside;
-    beside.assign(c.effects.size(), 0.0);
-    for (std::size_t k = 0; k < c.effects.size(); ++k) {
-        const NeighbourEffect& e = c.effects[k];
+    // The effects by job, for the job's own GPUs below.
+    thread_local std::unordered_map<JobId, const NeighbourEffect*> effect_of;
+    effect_of.clear();
+    for (const NeighbourEffect& e : c.effects) {
+        effect_of.emplace(e.id, &e);
         const RunningJob* job = state.find(e.id);
         if (!job) continue;
         const double before = std::max(1.0, e.before), after = slower_by(e.after, e.after_sd, z);
-        const double left_now = time.remaining_s(*job);
-        beside[k] = left_now * std::max(1.0, after / before);
         if (!(after > before)) continue;
-        const double together = std::min(alone_span, beside[k]);
+        const double left_now = time.remaining_s(*job);
+        const double together = std::min(alone_span, left_now * after / before);
         overlap = std::max(overlap, together);
         const double extra = together * (1 - before / after);
         p.neighbours += extra;
@@ -123,13 +115,13 @@ Price price(const ClusterState& state, const JobRequest& request, const Candidat
     for (const Placement& pl : c.where)
         for (int g : pl.gpus) {
             double shared = 0;
-            for (JobId id : state.jobs_on_gpu(pl.node, g)) {
-                const std::size_t k = effect_index(c, id);
-                if (k < c.effects.size())
-                    shared = std::max(shared, std::min(alone_span, beside[k]));
-                else if (const RunningJob* job = state.find(id))  // not among the effects: not slowed
-                    shared = std::max(shared, std::min(alone_span, time.remaining_s(*job)));
-            }
+            for (JobId id : state.jobs_on_gpu(pl.node, g))
+                if (const RunningJob* job = state.find(id)) {
+                    const auto it = effect_of.find(id);
+                    const NeighbourEffect* e = it == effect_of.end() ? nullptr : it->second;
+                    const double pace = e ? slower_by(e->after, e->after_sd, z) / std::max(1.0, e->before) : 1.0;
+                    shared = std::max(shared, std::min(alone_span, time.remaining_s(*job) * std::max(1.0, pace)));
+                }
             shared_sum += shared;
             ++own_gpus;
             overlap = std::max(overlap, shared);
