@@ -212,9 +212,9 @@ private:
     void with_uncertainty(Candidate& c) const {
         const Candidate u = score_candidate_with_uncertainty(state_, model_, request_, c.where);
         c.job_sd = u.job_sd;
-        for (NeighbourEffect& e : c.effects)
-            for (const NeighbourEffect& ue : u.effects)
-                if (ue.id == e.id) e.after_sd = ue.after_sd;
+        // The same placement scored again lists its neighbours in the same order.
+        for (std::size_t k = 0; k < c.effects.size() && k < u.effects.size(); ++k)
+            if (u.effects[k].id == c.effects[k].id) c.effects[k].after_sd = u.effects[k].after_sd;
     }
 
     bool idle_fits() const {
