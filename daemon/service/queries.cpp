@@ -166,7 +166,17 @@ json Queries::on_history(const proto::Request& req, const proto::Identity& who) 
         std::int64_t other = c.job_a == job_id ? c.job_b : c.job_a;
         entry.colocations->push_back({job_id, other, c.node, c.sharing, c.start, c.end});
     }
-    return {{"history", json::array({entry.to_json()})}};
+    json record = entry.to_json();
+    // Each report as it came, with the neighbours of that moment: what colocctl probe averages.
+    json observations = json::array();
+    for (const ObservationRow& o : state_.store.observations_of(job_id)) {
+        json neighbours = json::parse(o.neighbours, nullptr, /*allow_exceptions=*/false);
+        observations.push_back({{"time", o.time},
+                                {"iter_time_s", o.iter_time_s},
+                                {"neighbours", neighbours.is_discarded() ? json::array() : neighbours}});
+    }
+    record["observations"] = observations;
+    return {{"history", json::array({record})}};
 }
 
 json Queries::on_explain(const proto::Request& req, const proto::Identity& who) {

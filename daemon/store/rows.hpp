@@ -50,4 +50,11 @@ struct ColocationRow {
     std::optional<std::int64_t> end = std::nullopt;
 };
 
+// One stored report of a job's iteration time, with the neighbours colocd saw then.
+struct ObservationRow {
+    std::int64_t time = 0;
+    double iter_time_s = 0;
+    std::string neighbours = "[]";  // JSON: [{"profile", "where"}]
+};
+
 }  // namespace coloc::daemon

@@ -178,8 +178,8 @@ constexpr const char* kPlacementColumns =
 struct Store::Statements {
     Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement, move_placement, end_job,
         end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements, colocations_of, count_jobs,
-        save_params, load_params, insert_observation, count_observations, last_observation, insert_advice,
-        select_advice, upsert_solo_run, solo_runs, applied_seq, set_applied_seq;
+        save_params, load_params, insert_observation, count_observations, last_observation, observations_of,
+        insert_advice, select_advice, upsert_solo_run, solo_runs, applied_seq, set_applied_seq;
 
     explicit Statements(sqlite3* db)
         : upsert_job(db, sql::kUpsertJob),
@@ -208,6 +208,7 @@ struct Store::Statements {
               db, "INSERT INTO observations (job_id, time, iter_time_s, neighbours) VALUES (?1, ?2, ?3, ?4)"),
           count_observations(db, "SELECT count(*) FROM observations"),
           last_observation(db, "SELECT iter_time_s FROM observations WHERE job_id = ?1 ORDER BY id DESC LIMIT 1"),
+          observations_of(db, "SELECT time, iter_time_s, neighbours FROM observations WHERE job_id = ?1 ORDER BY id"),
           insert_advice(db, sql::kInsertAdvice),
           select_advice(db, "SELECT advice FROM steering_advice WHERE decision = ?1"),
           upsert_solo_run(db, sql::kUpsertSoloRun),
@@ -526,6 +527,14 @@ std::optional<double> Store::last_iter_time(std::int64_t job_id) {
     auto& s = st_->last_observation.reset().bind(1, job_id);
     std::optional<double> out;
     if (s.step()) out = s.real(0);
+    s.reset();
+    return out;
+}
+
+std::vector<ObservationRow> Store::observations_of(std::int64_t job_id) {
+    auto& s = st_->observations_of.reset().bind(1, job_id);
+    std::vector<ObservationRow> out;
+    while (s.step()) out.push_back({s.int64(0), s.real(1), s.text(2)});
     s.reset();
     return out;
 }

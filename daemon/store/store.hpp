@@ -94,6 +94,8 @@ public:
     std::int64_t count_observations();
     // The iteration time the job's latest stored observation measured, if any.
     std::optional<double> last_iter_time(std::int64_t job_id);
+    // Every stored observation of the job, in the order it was reported.
+    std::vector<ObservationRow> observations_of(std::int64_t job_id);
     std::optional<std::string> load_model_params(const std::string& name);
 
     // A figure of a job that ran alone; solo_runs() reads back what is stored, by key and job.

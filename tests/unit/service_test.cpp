@@ -325,6 +325,22 @@ TEST_CASE("service: observed iteration times teach the model, and what it learne
     CHECK(r["predicted_before"].get<double>() == doctest::Approx(learned).epsilon(0.02));
 }
 
+TEST_CASE("service: history of one job lists its reports in order, each with the neighbours of that moment") {
+    Service s(test_config(test::scratch("observations.db")));
+    REQUIRE(place_job(s, 1, "bind", 1)["ok"] == true);
+    REQUIRE(call(s, {{"op", "observe"}, {"job_id", 1}, {"iter_time_s", 0.5}})["ok"] == true);
+    REQUIRE(place_job(s, 2, "bind", 4)["ok"] == true);  // shares job 1's GPU
+    REQUIRE(call(s, {{"op", "observe"}, {"job_id", 1}, {"iter_time_s", 0.8}})["ok"] == true);
+    const json obs = history_of(s, 1)["observations"];
+    REQUIRE(obs.size() == 2);
+    CHECK(obs[0]["iter_time_s"] == 0.5);
+    CHECK(obs[0]["neighbours"].empty());
+    CHECK(obs[1]["iter_time_s"] == 0.8);
+    REQUIRE(obs[1]["neighbours"].size() == 1);
+    CHECK(obs[1]["neighbours"][0]["where"] == "gpu");
+    CHECK(history_of(s, 2)["observations"].empty());
+}
+
 TEST_CASE("service: metrics in Prometheus text count what happened") {
     Service s(test_config(test::scratch("metrics.db")));
     REQUIRE(place_job(s, 1, "bind", 2)["ok"] == true);
