@@ -50,6 +50,7 @@ SlurmSnapshot load_slurm_jobs() {
         job.running = base == JOB_RUNNING || base == JOB_SUSPENDED;
         job.start_time = base == JOB_PENDING ? 0 : static_cast<std::int64_t>(j.start_time);
         job.pending = base == JOB_PENDING;
+        job.completing = (j.job_state & JOB_COMPLETING) != 0;
         if (j.time_limit != INFINITE && j.time_limit != NO_VAL && j.time_limit > 0)
             job.time_limit_s = static_cast<std::int64_t>(j.time_limit) * 60;
         job.priority = j.priority;

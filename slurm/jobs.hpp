@@ -22,6 +22,7 @@ struct SlurmJob {
     std::int64_t uid = -1;
     std::string name, partition;
     bool running = false;            // RUNNING or SUSPENDED: holds its nodes
+    bool completing = false;         // ended, its processes still being stopped (squeue's CG)
     std::int64_t start_time = 0;     // epoch seconds; 0 = not started
     std::int64_t end_time = 0;       // epoch seconds; 0 = not ended
     std::optional<int> exit_status;  // for ended jobs
