@@ -12,6 +12,7 @@
 
 #include "base/files.hpp"
 #include "ctl/commands.hpp"
+#include "ctl/fit.hpp"
 #include "ctl/fit_history.hpp"
 #include "ctl/output.hpp"
 #include "model/coloc_model.hpp"
@@ -110,7 +111,9 @@ const std::vector<Field>& kFitFields() {
     return f;
 }
 
-int run_fit(const CtlOptions& opts, const FitArgs& a) {
+}  // namespace
+
+int run_fit(const CtlOptions& opts, const FitFiles& a) {
     try {
         const model::Measurements m = model::io::read_measurements_csv(a.measurements);
         const model::ProfileCatalogue cat = model::catalogue_from(m);  // its messages name the file and line
@@ -174,7 +177,6 @@ int run_fit(const CtlOptions& opts, const FitArgs& a) {
         return 1;
     }
 }
-}  // namespace
 
 void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     auto* cmd = app.add_subcommand("fit", "fit the model to solo and co-located measurements (no daemon)");
@@ -207,7 +209,7 @@ void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
         }
         if (args.measurements.empty() || args.out.empty())
             throw CLI::ValidationError("fit needs --measurements and --out (or --history and --profiles)");
-        exit_code = run_fit(opts, args);
+        exit_code = run_fit(opts, {args.measurements, args.out, args.params_out, args.gpu_type, args.json});
     });
 }
 

@@ -138,11 +138,15 @@ std::string server_key(const CtlOptions& opts) {
 
 }  // namespace
 
+json ask_daemon(const CtlOptions& opts, json request) {
+    if (!opts.cluster.empty()) request["cluster"] = opts.cluster;
+    return proto::call(opts.endpoint, request, {opts.munge_socket, opts.timeout_ms, nullptr, server_key(opts)});
+}
+
 bool call_daemon(const CtlOptions& opts, const std::string& command, const std::string& kind, json request, json& reply,
                  int& exit_code) {
-    if (!opts.cluster.empty()) request["cluster"] = opts.cluster;
     try {
-        reply = proto::call(opts.endpoint, request, {opts.munge_socket, opts.timeout_ms, nullptr, server_key(opts)});
+        reply = ask_daemon(opts, std::move(request));
         return true;
     } catch (const proto::ProtoError& e) {
         exit_code = e.code() == proto::code::kUnavailable ? 3 : 1;

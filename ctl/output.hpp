@@ -34,6 +34,9 @@ std::string iso_time(std::int64_t epoch);
 // A request for `op`, named as colocd's route table names it; its fields are added to it.
 json op_request(proto::Op op);
 
+// Calls colocd; throws proto::ProtoError (its code and message) when there is no good reply.
+json ask_daemon(const CtlOptions& opts, json request);
+
 // Calls colocd and handles errors the same way for every read command: returns the reply or
 // prints the error (stderr, or the JSON envelope) and sets exit_code.
 bool call_daemon(const CtlOptions& opts, const std::string& command, const std::string& kind, json request, json& reply,
