@@ -38,6 +38,8 @@ void add_elastic_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 // Model commands: work on files, without the daemon (ctl_predict.cpp, ctl_fit.cpp).
 void add_predict_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
+// A site's calibration through Slurm: solo and pair runs, the fit's CSV (ctl/probe.cpp).
+void add_probe_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 // Site check: Slurm's files against colocd.yaml, without the daemon (ctl/check.cpp).
 void add_check_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 // Offline replay of job logs, policy against policy: works on files, without the daemon (ctl_replay.cpp).
