@@ -86,8 +86,10 @@ model::ProfileCatalogue probed_profiles(const std::vector<probe::Job>& jobs, con
             std::cerr << "probe: " << p.name << " alone on " << node << ": SM " << rounded(u->sm) << ", memory "
                       << rounded(u->mem) << " (nvidia-smi, " << u->samples << " samples)\n";
         } else {
-            std::cerr << "probe: " << p.name << ": no NVML utilisation on " << node
-                      << " (nvidia-smi absent or gave no sample): sm_util and mem_bw_util "
+            // What the job's sampling said instead, e.g. that the node has no nvidia-smi.
+            const std::string said = nvml[j].substr(0, nvml[j].find('\n'));
+            std::cerr << "probe: " << p.name << ": no NVML utilisation on " << node << " ("
+                      << (said.empty() ? "no sample" : said) << "): sm_util and mem_bw_util "
                       << (known ? "kept from the catalogue" : "left to the model's defaults") << "\n";
         }
         out.intern(std::move(p));
@@ -109,6 +111,13 @@ int run_probe(const CtlOptions& opts, ProbeArgs& a) {
     } catch (const std::exception& e) {
         std::cerr << "colocctl: error: probe: " << e.what() << "\n";
         return 2;
+    }
+
+    try {
+        probe::check_node(opts, a.target.node, runs.size() > jobs.size());
+    } catch (const std::exception& e) {
+        std::cerr << "colocctl: error: probe: " << e.what() << "\n";
+        return 1;
     }
 
     SignalGuard signals;

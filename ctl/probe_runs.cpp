@@ -259,6 +259,15 @@ void collect(const CtlOptions& opts, const std::vector<std::int64_t>& ids, int w
 
 }  // namespace
 
+void check_node(const CtlOptions& opts, const std::string& node, bool pairs) {
+    const NodeShape shape = node_shape(opts, node);
+    if (pairs && shape.slots_per_gpu < 2)
+        throw std::runtime_error(node + " has " + std::to_string(shape.slots_per_gpu) +
+                                 " slot per GPU: no two jobs share a GPU there (pairs need a node of a bind "
+                                 "partition with slots_per_gpu >= 2 in colocd.yaml)");
+    if (shape.gpus < 1) throw std::runtime_error(node + " has no GPU in colocd.yaml");
+}
+
 NodeShape node_shape(const CtlOptions& opts, const std::string& node) {
     const json reply = ask_daemon(opts, op_request(proto::Op::Nodes));
     for (const json& n : reply.value("nodes", json::array()))
@@ -290,7 +299,7 @@ std::string job_script(const Target& t, const Job& job, const std::string& barri
           << "        -i \"$CUDA_VISIBLE_DEVICES\" -lms 500 >\"$nvml\" 2>&1 &\n"
           << "    smi=$!\n"
           << "else\n"
-          << "    echo \"# no nvidia-smi on $SLURMD_NODENAME, or no GPU given\" >\"$nvml\"\n"
+          << "    echo \"nvidia-smi not found on $SLURMD_NODENAME, or no GPU given\" >\"$nvml\"\n"
           << "fi\n";
     s << "timeout -k 10 " << t.seconds << " bash -c " << shell_quoted(job.command) << "\n"
       << "rc=$?\n"
@@ -322,10 +331,6 @@ RunResult execute(const CtlOptions& opts, const Target& t, const std::vector<Job
             r.nvml = read_text(nvml);
             return r;
         }
-        if (shape.slots_per_gpu < 2)
-            throw std::runtime_error(t.node + " has " + std::to_string(shape.slots_per_gpu) +
-                                     " slot per GPU: no two jobs share a GPU there (a bind partition's node needs "
-                                     "slots_per_gpu >= 2 in colocd.yaml)");
         const Job& b = jobs.at(static_cast<std::size_t>(run.b));
         r.copies = shape.gpus;
         const std::string sa = job_script(t, a, barrier, 2 * shape.gpus, "");

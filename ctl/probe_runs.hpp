@@ -33,6 +33,9 @@ struct NodeShape {
     int gpus = 0, slots_per_gpu = 0, jobs = 0;
 };
 NodeShape node_shape(const CtlOptions& opts, const std::string& node);
+// Throws, naming the node and the reason, when colocd does not know it or (`pairs`) no two jobs
+// can share one of its GPUs.
+void check_node(const CtlOptions& opts, const std::string& node, bool pairs);
 
 // What one run measured; `error` says why it failed ("" = it did not).
 struct RunResult {

@@ -118,7 +118,7 @@ TEST_CASE("probe: nvidia-smi samples become utilisations; the first sample and j
     CHECK(u->samples == 2);
     CHECK(u->sm == doctest::Approx(0.85));
     CHECK(u->mem == doctest::Approx(0.5));
-    CHECK(!parse_nvidia_smi("# no nvidia-smi on n1, or no GPU given\n"));
+    CHECK(!parse_nvidia_smi("nvidia-smi not found on n1, or no GPU given\n"));
     CHECK(!parse_nvidia_smi("70, 30\n"));  // one sample: the job starting
     CHECK(!parse_nvidia_smi(""));
 }
