@@ -54,10 +54,19 @@ assert_eq 1 "$rc" "exit status for an unknown node"
 grep -q "colocd does not know node 'nowhere'" <<<"$msg" || fail "message for an unknown node: $msg"
 assert_eq "$before" "$(squeue -h | wc -l)" "jobs queued after refused probes"
 
+# NVML as the jobs see it: a stand-in nvidia-smi on their PATH (sbatch passes the environment on)
+# that samples 80 % SM and 40 % memory utilisation.
+mkdir -p "$ITEST_OUT/bin"
+cat >"$ITEST_OUT/bin/nvidia-smi" <<'SMI'
+#!/bin/bash
+while :; do echo "80, 40"; sleep 0.1; done
+SMI
+chmod +x "$ITEST_OUT/bin/nvidia-smi"
+
 note "probe: ${#classes[@]} solo runs and $((${#classes[@]} * (${#classes[@]} - 1) / 2)) pair runs on n1, with --fit"
 t0=$SECONDS
 set +e
-colocctl -P probe "${jobs[@]}" --node n1 --gpu-type v100 --out "$out" --seconds 60 --report-interval 0.25 --warmup 1 --fit \
+PATH=$ITEST_OUT/bin:$PATH colocctl -P probe "${jobs[@]}" --node n1 --gpu-type v100 --out "$out" --seconds 60 --report-interval 0.25 --warmup 1 --fit \
     >"$ITEST_OUT/probe.out" 2>"$ITEST_OUT/probe.err"
 rc=$?
 set -e
@@ -68,8 +77,10 @@ note "probe took ${took}s"
 assert_eq "" "$(squeue -h -n dense,light,mid,heavy)" "probe jobs left in Slurm"
 for f in measurements.csv profiles.yaml fit.yaml params.json; do [ -s "$out/$f" ] || fail "probe wrote no $f"; done
 grep -q "^dense,,,v100,,,[0-9.]*$" "$out/measurements.csv" || fail "no solo row for dense: $(cat "$out/measurements.csv")"
-grep -q "no NVML utilisation on n1" "$ITEST_OUT/probe.err" || fail "probe did not say that NVML is absent"
-for c in "${classes[@]}"; do grep -q "name: ${c%%:*}$" "$out/profiles.yaml" || fail "profiles.yaml lacks ${c%%:*}"; done
+for c in "${classes[@]}"; do
+    profile=$(sed -n "/name: ${c%%:*}$/,/name:/p" "$out/profiles.yaml" | tr '\n' ' ')
+    grep -q "sm_util: 0.8 *mem_bw_util: 0.4 " <<<"$profile" || fail "the NVML samples are not in ${c%%:*}'s profile: $profile"
+done
 
 note "pair speeds (probe's table) against the calibration, within 0.03"
 worst=$(awk -F'|' 'NR == FNR { split($0, f, ","); cal[f[1] "," f[2]] = f[3]; next }
@@ -80,6 +91,16 @@ sed 's/^/#   /' "$ITEST_OUT/diff.txt"
 [ "$(wc -l <"$ITEST_OUT/diff.txt")" = $((${#classes[@]} * (${#classes[@]} - 1))) ] || fail "pairs compared: $(cat "$ITEST_OUT/diff.txt")"
 awk '{ if ($2 > 0.03) bad = 1 } END { exit bad }' "$ITEST_OUT/diff.txt" || fail "a pair speed is off by more than 0.03: $worst"
 note "largest difference: $worst"
+
+if ! command -v nvidia-smi >/dev/null; then
+    note "without NVML the catalogue's utilisations stay, and probe says so"
+    printf 'profiles:\n  - name: dense\n    iter_time_s: 0.05\n    sm_util: 0.55\n    mem_bw_util: 0.3\n' >"$ITEST_OUT/cat.yaml"
+    colocctl probe "${jobs[@]:0:2}" --node n1 --gpu-type v100 --out "$ITEST_OUT/solo" --seconds 60 --report-interval 0.25 \
+        --warmup 1 --profiles "$ITEST_OUT/cat.yaml" >/dev/null 2>"$ITEST_OUT/solo.err" || fail "$(cat "$ITEST_OUT/solo.err")"
+    grep -q "dense: no NVML utilisation on n1 (nvidia-smi not found on n1, or no GPU given): sm_util and mem_bw_util kept from the catalogue" \
+        "$ITEST_OUT/solo.err" || fail "probe did not say that NVML is absent: $(cat "$ITEST_OUT/solo.err")"
+    grep -q "sm_util: 0.55" "$ITEST_OUT/solo/profiles.yaml" || fail "the catalogue's sm_util is lost: $(cat "$ITEST_OUT/solo/profiles.yaml")"
+fi
 
 note "colocctl fit reads the probe's CSV as it is"
 colocctl fit --measurements "$out/measurements.csv" --out "$ITEST_OUT/refit.yaml" >/dev/null
