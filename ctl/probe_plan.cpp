@@ -1,6 +1,8 @@
 // colocctl probe's pure parts (ctl/probe_plan.hpp).
 #include "ctl/probe_plan.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <sstream>
