@@ -284,6 +284,10 @@ std::string job_script(const Target& t, const Job& job, const std::string& barri
       << " job(s) run, so that they overlap; stops after " << t.seconds << " s.\n"
       << "barrier=" << shell_quoted(barrier) << "\n"
       << "mkdir -p \"$barrier\" && touch \"$barrier/$SLURM_JOB_ID\" || exit 3\n"
+      << "# Cancelled (scancel's TERM) or not, nothing of the run stays on the node.\n"
+      << "trap '[ -z \"${smi:-}\" ] || kill \"$smi\" 2>/dev/null; rm -f \"$barrier/$SLURM_JOB_ID\"; "
+         "rmdir \"$barrier\" 2>/dev/null' EXIT\n"
+      << "trap 'exit 143' TERM INT\n"
       << "end=$((SECONDS + " << kBarrierS << "))\n"
       << "until [ \"$(ls \"$barrier\" | wc -l)\" -ge " << together << " ]; do\n"
       << "    [ $SECONDS -lt $end ] || { echo \"coloc: probe: the run's other jobs did not start within " << kBarrierS
@@ -303,8 +307,6 @@ std::string job_script(const Target& t, const Job& job, const std::string& barri
           << "fi\n";
     s << "timeout -k 10 " << t.seconds << " bash -c " << shell_quoted(job.command) << "\n"
       << "rc=$?\n"
-      << "[ -z \"${smi:-}\" ] || kill \"$smi\" 2>/dev/null\n"
-      << "rm -f \"$barrier/$SLURM_JOB_ID\"; rmdir \"$barrier\" 2>/dev/null\n"
       << "# Stopped at the budget: the run ended as planned.\n"
       << "[ $rc = 124 ] && rc=0\n"
       << "exit $rc\n";
