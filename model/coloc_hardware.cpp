@@ -44,7 +44,7 @@ void ColocModel::rebuild_hardware() {
     }
     for (HardwareView& v : views_) {
         for (const JobProfile& p : catalogue_.profiles()) v.queries.push_back(query(p, v));
-        learn_transfer_weight(v);
+        learn_transfer(v);
         build_residual_table(v);
         v.speeds.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 1.0);
         v.uncertainties.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 0.0);

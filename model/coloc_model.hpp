@@ -20,7 +20,9 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 
+#include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <span>
@@ -52,6 +54,15 @@ struct ColocParams {
 struct Contributions {
     double gpu = 0, topo = 0, link = 0, residual = 0;
     double slowdown() const;
+};
+
+// How far a prediction x made from other GPU types' pairs was shown to carry over among them:
+// speed = prior + offset + weight * (x - prior), with the error that left. `measured_inputs`:
+// whether the pairs it was shown on had their jobs' utilisations measured (so the prior's level
+// that `offset` corrects was computed from measurements, not from defaults).
+struct TransferFit {
+    double weight = 1, offset = 0, error = 0;
+    bool measured_inputs = false;
 };
 
 class ColocModel final : public InterferenceModel, public Learner {
@@ -129,12 +140,9 @@ private:
         PairEffects effects;
         ReferenceTable residual_table;
         bool transfer = false;
-        // The other types' prediction x, as it was shown to carry over between them: speed =
-        // prior + transfer_offset + transfer_weight * (x - prior), and the error that left when
-        // each of those types was predicted from the rest (learn_transfer_weight).
-        double transfer_weight = 1;
-        double transfer_offset = 0;
-        double transfer_error = 0;
+        // How far the other types' prediction carries over (transfer_calibration.cpp): for jobs
+        // they measured, and for jobs they never saw.
+        TransferFit seen_jobs, new_jobs;
     };
 
     void rebuild();
@@ -146,10 +154,20 @@ private:
     Prediction gpu_prediction_uncached(const JobProfile& a, const JobProfile& b, const HardwareView& v) const;
     // The prediction on `v` for a GPU type with no pair of its own, from the other types' tables.
     Prediction transfer_prediction(const JobProfile& a, const JobProfile& b, bool same, const HardwareView& v) const;
-    // The other types' tables' prediction as is, leaving out v's own type and `skip` too.
+    // The tables of the types other than v's (and `skip`) that hold measured pairs.
+    std::vector<const ReferenceTable*> other_tables(const HardwareView& v, const std::string& skip = "") const;
+    // Those tables' prediction as is; a job of `unseen_group` counts as one they never measured.
     Prediction pooled_prediction(const JobProfile& a, const JobProfile& b, bool same, const HardwareView& v,
-                                 const std::string& skip) const;
-    void learn_transfer_weight(HardwareView& v) const;
+                                 const std::vector<const ReferenceTable*>& tables,
+                                 std::uint64_t unseen_group = 0) const;
+    // Whether some other type measured pairs of both jobs: then seen_jobs applies, else new_jobs.
+    bool seen_elsewhere(const JobProfile& a, const JobProfile& b, const HardwareView& v) const;
+    // Fits both; they depend only on the other types' tables, so they are kept, per GPU type,
+    // until those tables (or their jobs' profiles, or the same-GPU parameters) change.
+    void learn_transfer(HardwareView& v);
+    std::uint64_t transfer_inputs(const HardwareView& v) const;
+    TransferFit learn_seen_jobs(const HardwareView& v) const;
+    TransferFit learn_new_jobs(const HardwareView& v) const;
     void merge_observed();                             // observed pairs into their types' tables
     void build_residual_table(HardwareView& v) const;  // v's own pairs less the transfer prediction
     bool learn_gpu_pair(const JobProfile& job, const Neighbour& n, double measured);
@@ -170,6 +188,11 @@ private:
     std::vector<std::uint64_t> serials_;  // per catalogue id: JobProfile::serial
     ObservedPairs observed_;
     ObservedPairs elapsed_;  // settled by learn_elapsed, replaced by its next call
+    struct KeptTransfer {
+        std::uint64_t inputs = 0;  // transfer_inputs() they were fitted on
+        TransferFit seen_jobs, new_jobs;
+    };
+    std::map<std::string, KeptTransfer> kept_transfer_;  // per GPU type
     int cache_size_ = 0;
     Calibration calibration_;
     PairResiduals residuals_;

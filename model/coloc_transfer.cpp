@@ -9,8 +9,9 @@
 // Before the kernel regression, per-job effects (pair_effects.hpp) take out what the own type's
 // pairs say about each job beside anyone. A type with no pair anywhere falls back to the utilisation prior (prior_gpu_speed).
 // The transfer prediction itself is the prior moved toward the other types' pooled prediction
-// only as far as those types, each held out in turn, were predicted by the rest
-// (learn_transfer_weight): weak transfer keeps close to the prior and says so in its uncertainty.
+// only as far as that was shown to carry over among them, for jobs they measured and for jobs
+// new to them (transfer_calibration.cpp): weak transfer keeps close to the prior and says so in
+// its uncertainty.
 //
 // Uncertainty (standard deviation of the speed): a measured pair has the measurement noise; a
 // prior alone has kPriorSd; a kernel estimate blends the spread of the similar pairs it drew on
@@ -27,8 +28,8 @@
 namespace coloc::model {
 
 namespace {
-constexpr double kMeasuredSd = 0.03;    // noise of one measured or observed pair's speed
-constexpr double kPriorSd = 0.25;       // the utilisation prior: about as wide as speeds spread
+constexpr double kMeasuredSd = 0.03;  // noise of one measured or observed pair's speed
+constexpr double kPriorSd = kPriorSpeedSd;
 constexpr double kRebuildStep = 0.005;  // an observed mean moving less waits for the next one
 
 double blended_sd(const KernelEstimate& e, double prior_sd, const GpuShareParams& p) {
@@ -112,104 +113,67 @@ void ColocModel::build_residual_table(HardwareView& v) const {
     v.transfer = true;
 }
 
+std::vector<const ReferenceTable*> ColocModel::other_tables(const HardwareView& v, const std::string& skip) const {
+    std::vector<const ReferenceTable*> out;
+    for (const ReferenceTable& t : tables_)
+        if (t.gpu_type() != v.hw.gpu_type && t.gpu_type() != skip && t.measured_pairs() > 0) out.push_back(&t);
+    return out;
+}
+
+bool ColocModel::seen_elsewhere(const JobProfile& a, const JobProfile& b, const HardwareView& v) const {
+    for (const ReferenceTable& t : tables_)
+        if (t.gpu_type() != v.hw.gpu_type && t.measured_pairs() > 0 && t.index_of(a.name) >= 0 &&
+            t.index_of(b.name) >= 0)
+            return true;
+    return false;
+}
+
 Prediction ColocModel::pooled_prediction(const JobProfile& a, const JobProfile& b, bool same, const HardwareView& v,
-                                         const std::string& skip) const {
+                                         const std::vector<const ReferenceTable*>& tables,
+                                         std::uint64_t unseen_group) const {
     // The memory that decides whether two footprints fit stays this hardware's.
     const GpuShareParams& p = v.gpu;
+    const auto ref = [&](const ReferenceTable& t, const JobProfile& j) {
+        return unseen_group && job_group(j) == unseen_group ? -1 : t.index_of(j.name);
+    };
     double sum = 0, sum2 = 0, var = 0;
-    int tables = 0;
-    for (const ReferenceTable& t : tables_) {
-        if (t.gpu_type() == v.hw.gpu_type || t.gpu_type() == skip || t.measured_pairs() == 0) continue;
-        const GpuQuery qa{&a, solo_features(a, t.gpu_type()), t.index_of(a.name)};
-        const GpuQuery qb{&b, solo_features(b, t.gpu_type()), t.index_of(b.name)};
-        const KernelEstimate e = kernel_gpu_estimate(t, qa, qb, same, p);
+    for (const ReferenceTable* t : tables) {
+        const GpuQuery qa{&a, solo_features(a, t->gpu_type()), ref(*t, a)};
+        const GpuQuery qb{&b, solo_features(b, t->gpu_type()), ref(*t, b)};
+        const KernelEstimate e = kernel_gpu_estimate(*t, qa, qb, same, p);
         const double s = std::clamp(blend_with_prior(e, prior_gpu_speed(a, b, p), p), p.min_speed, 1.0);
         const double sd = blended_sd(e, kPriorSd, p);
         sum += s;
         sum2 += s * s;
         var += sd * sd;
-        ++tables;
     }
-    if (tables == 0) return {prior_gpu_speed(a, b, p), kPriorSd};
-    const double k = tables, mean = sum / k;
+    if (tables.empty()) return {prior_gpu_speed(a, b, p), kPriorSd};
+    const double k = static_cast<double>(tables.size()), mean = sum / k;
     // Each type's own uncertainty, and how much GPU types differ on a pair: if types are alike
     // but for independent differences of variance v, k of them spread by v (k - 1) / k about
     // their mean, and a new type lies v (1 + 1 / k) from it, so (k + 1) / (k - 1) times their spread.
-    const double between = tables > 1 ? std::max(0.0, sum2 / k - mean * mean) * (k + 1) / (k - 1) : 0.0;
+    const double between = tables.size() > 1 ? std::max(0.0, sum2 / k - mean * mean) * (k + 1) / (k - 1) : 0.0;
     return {mean, std::sqrt(var / k + between)};
-}
-
-// Leave one GPU type out among the other types: each one's measured pairs predicted from the
-// rest, beside the physics prior. A least-squares line through (transfer - prior, truth - prior)
-// says how far the transfer carries (its slope, the weight: 0 = not at all, 1 = wholly) and how
-// far the prior's level is off (its offset); both are drawn toward the prior alone (0, 0) by
-// kCalibrationPairs pairs' worth of doubt. The error is what that line left: types that
-// disagree among themselves, so that transfer to a new one is weak, get a low weight and a wide
-// error. With one other type nothing can be learned: its prediction is taken as is, as unsure as
-// half the prior (kUnprovenSd) at least; with none, the prior alone.
-constexpr double kCalibrationPairs = 20;
-constexpr double kUnprovenSd = kPriorSd / 2;
-void ColocModel::learn_transfer_weight(HardwareView& v) const {
-    std::vector<const ReferenceTable*> others;
-    for (const ReferenceTable& t : tables_)
-        if (t.gpu_type() != v.hw.gpu_type && t.measured_pairs() > 0) others.push_back(&t);
-    v.transfer_offset = 0;
-    if (others.size() < 2) {
-        v.transfer_weight = others.empty() ? 0.0 : 1.0;
-        v.transfer_error = others.empty() ? kPriorSd : kUnprovenSd;
-        return;
-    }
-    std::vector<std::array<double, 2>> seen;  // (transfer - prior, truth - prior)
-    for (const ReferenceTable* t : others)
-        for (int i = 0; i < t->size(); ++i)
-            for (int j = 0; j < t->size(); ++j) {
-                if (!t->has_speed(i, j)) continue;
-                const JobProfile* a = catalogue_.find(t->name(i));
-                const JobProfile* b = catalogue_.find(t->name(j));
-                if (!a || !b) continue;
-                const double prior = prior_gpu_speed(*a, *b, v.gpu);
-                const double moved = pooled_prediction(*a, *b, i == j, v, t->gpu_type()).speed - prior;
-                seen.push_back({moved, t->speed(i, j) - prior});
-            }
-    if (seen.empty()) {
-        v.transfer_weight = 1.0;
-        v.transfer_error = kUnprovenSd;
-        return;
-    }
-    // Normal equations of (offset, weight) with the ridge.
-    double n = 0, sx = 0, sxx = 0, sy = 0, sxy = 0;
-    for (const auto& [x, y] : seen) {
-        n += 1;
-        sx += x;
-        sxx += x * x;
-        sy += y;
-        sxy += x * y;
-    }
-    const double ridge = kCalibrationPairs * std::max(sxx / n, 1e-6);
-    Eigen::Matrix2d A;
-    A << n + kCalibrationPairs, sx, sx, sxx + ridge;
-    const Eigen::Vector2d sol = A.ldlt().solve(Eigen::Vector2d(sy, sxy));
-    v.transfer_weight = std::clamp(sol[1], 0.0, 1.0);
-    // The offset that goes with the weight as clamped.
-    v.transfer_offset = sol[1] == v.transfer_weight ? sol[0] : (sy - v.transfer_weight * sx) / (n + kCalibrationPairs);
-    double err = 0;
-    for (const auto& [x, y] : seen) {
-        const double e = y - v.transfer_offset - v.transfer_weight * x;
-        err += e * e;
-    }
-    v.transfer_error = std::sqrt(err / n);
 }
 
 Prediction ColocModel::transfer_prediction(const JobProfile& a, const JobProfile& b, bool same,
                                            const HardwareView& v) const {
-    const Prediction pooled = pooled_prediction(a, b, same, v, "");
+    const Prediction pooled = pooled_prediction(a, b, same, v, other_tables(v));
     const double prior = prior_gpu_speed(a, b, v.gpu);
     // The physics prior, moved toward what the other types predict as far as they were shown to
-    // transfer among themselves (and by the level they showed the prior misses); as uncertain as
+    // transfer among themselves, for jobs they measured or for jobs new to them; as uncertain as
     // that transfer proved, or as the pooled prediction's own doubt where that is wider.
-    const double w = v.transfer_weight;
-    const double speed = std::clamp(prior + v.transfer_offset + w * (pooled.speed - prior), v.gpu.min_speed, 1.0);
-    return {speed, std::max(v.transfer_error, pooled.uncertainty)};
+    const TransferFit& fit = seen_elsewhere(a, b, v) ? v.seen_jobs : v.new_jobs;
+    // The offset corrects the prior's level as computed from the inputs it was shown on: from
+    // defaulted utilisations it says nothing about a prior computed from measured ones (nor the
+    // other way round), so there it is left out and its size counts as doubt.
+    double offset = fit.offset, error = fit.error;
+    if (inputs_measured(a, b) != fit.measured_inputs) {
+        error = std::hypot(error, offset);
+        offset = 0;
+    }
+    const double speed = std::clamp(prior + offset + fit.weight * (pooled.speed - prior), v.gpu.min_speed, 1.0);
+    return {speed, std::max(error, pooled.uncertainty)};
 }
 
 Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobProfile& b, const HardwareView& v) const {
@@ -227,7 +191,13 @@ Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobPro
             const Prediction base = transfer_prediction(a, b, same, v);
             const KernelEstimate e = kernel_gpu_estimate(v.residual_table, qa, qb, same, p);
             const double correction = v.effects.value(qa.ref, qb.ref, base.speed) + blend_with_prior(e, 0.0, p);
-            const double base_sd = corrected_sd(v.residual_table, base.uncertainty);
+            // The own type's pairs show how far off the corrected transfer is for the jobs they
+            // hold; a job with no pair here has no effect of its own fitted, and may differ from
+            // the corrected level as much as the jobs measured here differ from one another.
+            const double measured_sd = corrected_sd(v.residual_table, base.uncertainty);
+            const double row = qa.ref >= 0 ? 0.0 : v.effects.row_spread();
+            const double col = qb.ref >= 0 ? 0.0 : v.effects.col_spread();
+            const double base_sd = std::sqrt(measured_sd * measured_sd + row * row + col * col);
             return {std::clamp(base.speed + correction, p.min_speed, 1.0), blended_sd(e, base_sd, p)};
         }
         const KernelEstimate e = kernel_gpu_estimate(*own, qa, qb, same, p);

@@ -1,6 +1,7 @@
 #include "model/gpu_share.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -23,6 +24,10 @@ double kernel(const SoloFeatures& q, const SoloFeatures& r, const GpuShareParams
                          p.bandwidth[static_cast<std::size_t>(f)];
         d2 += z * z;
     }
+    // A feature only one side knows leaves their distance there unknown: count it as one
+    // bandwidth apart, a typical difference, not as no difference (two jobs compared on fewer
+    // features must not look more alike).
+    d2 += std::popcount((q.mask ^ r.mask) & ((1u << kNumFeatures) - 1));
     if (q.family && r.family && q.family != r.family) d2 += p.family_penalty;
     return std::exp(-0.5 * d2);
 }
@@ -115,6 +120,13 @@ double prior_gpu_speed(const JobProfile& a, const JobProfile& b, const GpuShareP
     if (!footprints_fit(a, b, p)) return p.min_speed;
     return 1.0 / (1.0 + busy(a) * busy(b) * (1.0 + p.slice_overhead));
 }
+
+bool inputs_measured(const JobProfile& a, const JobProfile& b) {
+    const auto measured = [](const JobProfile& p) { return p.has("sm_util") || p.has("mem_bw_util"); };
+    return measured(a) && measured(b);
+}
+
+std::uint64_t job_group(const JobProfile& p) { return family_hash(p.family.empty() ? p.name : p.family); }
 
 int ReferenceTable::add_job(const std::string& name, const SoloFeatures& features) {
     if (int i = index_of(name); i >= 0) return i;

@@ -39,6 +39,13 @@ bool footprints_fit(const JobProfile& a, const JobProfile& b, const GpuSharePara
 // solo time; beside b its busy time is stretched by b's busy share: slowdown 1 + u_a u_b (1+k).
 // Footprints that do not fit: the pair cannot run (min_speed).
 double prior_gpu_speed(const JobProfile& a, const JobProfile& b, const GpuShareParams& p);
+// The prior's uncertainty (standard deviation of the speed): about as wide as speeds spread.
+inline constexpr double kPriorSpeedSd = 0.25;
+// Whether the prior for a and b is computed from measured utilisations rather than defaults.
+bool inputs_measured(const JobProfile& a, const JobProfile& b);
+// The group a job is held out with when transfer to jobs never seen is tested: its family, or
+// the job itself where no family is given.
+std::uint64_t job_group(const JobProfile& p);
 
 // Measured same-GPU speeds on one GPU type among reference jobs.
 class ReferenceTable {

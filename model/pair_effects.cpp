@@ -11,7 +11,7 @@ constexpr double kPairNoiseSd = 0.08;  // one pair's deviation from an additive 
 
 void PairEffects::fit(const Eigen::MatrixXd& y, const Eigen::MatrixXd& x) {
     const Eigen::Index n = y.rows();
-    mean_ = slope_ = x0_ = 0;
+    mean_ = slope_ = x0_ = row_rms_ = col_rms_ = 0;
     row_.assign(static_cast<std::size_t>(n), 0.0);
     col_.assign(static_cast<std::size_t>(n), 0.0);
     if (n == 0) return;
@@ -44,10 +44,20 @@ void PairEffects::fit(const Eigen::MatrixXd& y, const Eigen::MatrixXd& x) {
     const Eigen::VectorXd theta = A.ldlt().solve(b);
     mean_ = theta[0];
     slope_ = theta[1];
+    std::vector<bool> in_row(static_cast<std::size_t>(n)), in_col(static_cast<std::size_t>(n));
+    for (Eigen::Index i = 0; i < n; ++i)
+        for (Eigen::Index j = 0; j < n; ++j)
+            if (!std::isnan(y(i, j))) in_row[static_cast<std::size_t>(i)] = in_col[static_cast<std::size_t>(j)] = true;
+    double rows = 0, cols = 0, row_sq = 0, col_sq = 0;
     for (Eigen::Index i = 0; i < n; ++i) {
-        row_[static_cast<std::size_t>(i)] = theta[2 + i];
-        col_[static_cast<std::size_t>(i)] = theta[2 + n + i];
+        const auto k = static_cast<std::size_t>(i);
+        row_[k] = theta[2 + i];
+        col_[k] = theta[2 + n + i];
+        if (in_row[k]) rows += 1, row_sq += row_[k] * row_[k];
+        if (in_col[k]) cols += 1, col_sq += col_[k] * col_[k];
     }
+    row_rms_ = rows > 0 ? std::sqrt(row_sq / rows) : 0;
+    col_rms_ = cols > 0 ? std::sqrt(col_sq / cols) : 0;
 }
 
 double PairEffects::value(int i, int j, double x) const {

@@ -24,9 +24,13 @@ public:
     // no effect of its own).
     double value(int i, int j, double x) const;
     double mean() const { return mean_; }
+    // How far the jobs measured differ from one another (root mean square of their effects): what
+    // a job with no measured pair may differ by, as sufferer (row) and as neighbour (col).
+    double row_spread() const { return row_rms_; }
+    double col_spread() const { return col_rms_; }
 
 private:
-    double mean_ = 0, slope_ = 0, x0_ = 0;
+    double mean_ = 0, slope_ = 0, x0_ = 0, row_rms_ = 0, col_rms_ = 0;
     std::vector<double> row_, col_;
 };
 
