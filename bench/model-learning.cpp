@@ -18,6 +18,7 @@
 #include "model/coloc_model.hpp"
 #include "model/io/measurements_csv.hpp"
 #include "model/measurements.hpp"
+#include "model/validation.hpp"
 
 using namespace coloc::model;
 
@@ -84,8 +85,12 @@ void unseen_type(const Measurements& m, const std::string& gpu, std::vector<std:
     ColocModel online(catalogue_from(base), params);
     Learner& learner = *online.learner();
 
+    // What this model reaches on the type with every other pair of it measured (leave one pair
+    // out): no number of observations can be expected to do better.
+    const double floor = leave_one_pair_out(gpu_pair_data(catalogue_from(m), gpu), params.gpu).coloc.value();
     std::printf("\nunseen GPU type %s: %zu measured pairs; the model starts from the other types' %zu\n", gpu.c_str(),
                 truth.size(), base.pairs.size());
+    std::printf("floor: MAE %.4f with every other pair of %s measured (leave one pair out)\n", floor, gpu.c_str());
     std::printf("%6s %8s %8s %8s %8s %8s %8s\n", "obs", "online", "batch", "ratio", "none", "util", "unc");
     std::size_t done = 0;
     for (int k : kCheckpoints) {
@@ -108,7 +113,12 @@ void unseen_type(const Measurements& m, const std::string& gpu, std::vector<std:
             const double rule = std::isnan(on.util) ? on.none : std::min(on.none, on.util);
             if (on.mae > rule) missed.push_back(gpu + " at 0 observations worse than the simple rules");
         }
-        if (k == 100 && on.mae > kMaeAfter100) missed.push_back(gpu + " above 0.06 after 100 observations");
+        if (k == 100 && on.mae > kMaeAfter100) {
+            char why[96] = "";
+            if (floor > kMaeAfter100)
+                std::snprintf(why, sizeof why, " (its floor, every other pair measured, is %.4f)", floor);
+            missed.push_back(gpu + " above 0.06 after 100 observations" + why);
+        }
         if (ratio > kOnlineVsBatch) missed.push_back(gpu + " online above 1.1x batch at " + std::to_string(k));
     }
 }
