@@ -130,6 +130,7 @@ std::uint64_t job_group(const JobProfile& p) { return family_hash(p.family.empty
 
 int ReferenceTable::add_job(const std::string& name, const SoloFeatures& features) {
     if (int i = index_of(name); i >= 0) return i;
+    index_.emplace(name, static_cast<int>(names_.size()));
     names_.push_back(name);
     features_.push_back(features);
     const auto n = static_cast<Eigen::Index>(names_.size());
@@ -140,9 +141,8 @@ int ReferenceTable::add_job(const std::string& name, const SoloFeatures& feature
 }
 
 int ReferenceTable::index_of(const std::string& name) const {
-    for (std::size_t i = 0; i < names_.size(); ++i)
-        if (names_[i] == name) return static_cast<int>(i);
-    return -1;
+    const auto it = index_.find(name);
+    return it == index_.end() ? -1 : it->second;
 }
 
 void ReferenceTable::set_speed(int job, int neighbour, double speed) {

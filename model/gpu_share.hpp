@@ -12,6 +12,7 @@
 
 #include <array>
 #include <string>
+#include <unordered_map>
 #include <vector>
 #include "model/eigen.hpp"
 
@@ -66,6 +67,7 @@ public:
 private:
     std::string gpu_type_;
     std::vector<std::string> names_;
+    std::unordered_map<std::string, int> index_;  // name -> position in names_ (asked for at every prediction)
     std::vector<SoloFeatures> features_;
     Eigen::MatrixXd speed_;        // NaN = not measured
     std::ptrdiff_t measured_ = 0;  // non-NaN entries of speed_

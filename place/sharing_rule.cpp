@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
 namespace coloc::place {
 
@@ -31,6 +31,29 @@ double gpus_freed_by(const ClusterState& state, const RunningJob& job) {
         for (int g : p.gpus)
             if (const int used = state.used_slots(p.node, g); used > 0) freed += 1.0 / used;
     return freed;
+}
+
+void IdleNodesCount::reset(const ClusterState& state, int per_node) {
+    for (int n : touched_) idle_[static_cast<std::size_t>(n)] = -1;
+    touched_.clear();
+    idle_.resize(state.topology().nodes().size(), -1);
+    state_ = &state;
+    per_node_ = per_node;
+    whole_ = state.nodes_with_at_least(Capacity::Idle, per_node);
+}
+
+void IdleNodesCount::end(const RunningJob& job) {
+    for (const Placement& p : job.where) {
+        double& n = idle_[static_cast<std::size_t>(p.node)];
+        if (n < 0) {
+            n = state_->idle_gpus(p.node);
+            touched_.push_back(p.node);
+        }
+        const bool was_whole = n + 1e-9 >= per_node_;
+        for (int g : p.gpus)
+            if (const int used = state_->used_slots(p.node, g); used > 0) n += 1.0 / used;
+        whole_ += !was_whole && n + 1e-9 >= per_node_;
+    }
 }
 
 bool takes_shared_gpu(const ClusterState& state, const Candidate& c) {
@@ -76,60 +99,89 @@ double jobs_reached(const ClusterState& state, const SharingOutlook& outlook) {
     return std::max(0, outlook.others_waiting) + a.jobs_per_s * std::max(0.0, ahead_s);
 }
 
+// What the price reads of the cluster, gathered once for both prices: each slowed neighbour
+// with its time left, and each job on each of the candidate's GPUs with its time left and its
+// effect, if any.
+struct Facts {
+    struct Slowed {
+        const NeighbourEffect* effect;
+        const RunningJob* job;
+        double left_now;
+    };
+    struct OnGpu {
+        int gpu;  // the candidate's GPU, counted 0.. over its placements
+        const NeighbourEffect* effect;
+        double left_now;
+    };
+    std::vector<Slowed> slowed;
+    std::vector<OnGpu> on_gpus;
+    int own_gpus = 0;
+};
+
+void gather(const ClusterState& state, const Candidate& c, const TimeOutlook& time, Facts& f) {
+    f.slowed.clear();
+    f.on_gpus.clear();
+    f.own_gpus = 0;
+    for (const NeighbourEffect& e : c.effects)
+        if (const RunningJob* job = state.find(e.id)) f.slowed.push_back({&e, job, time.remaining_s(*job)});
+    const auto effect_of = [&](JobId id) -> const NeighbourEffect* {
+        for (const NeighbourEffect& e : c.effects)
+            if (e.id == id) return &e;
+        return nullptr;
+    };
+    for (const Placement& pl : c.where)
+        for (int g : pl.gpus) {
+            for (JobId id : state.jobs_on_gpu(pl.node, g))
+                if (const RunningJob* job = state.find(id))
+                    f.on_gpus.push_back({f.own_gpus, effect_of(id), time.remaining_s(*job)});
+            ++f.own_gpus;
+        }
+}
+
 Price price(const ClusterState& state, const JobRequest& request, const Candidate& c, const SharingOutlook& outlook,
-            double z) {
+            const Facts& f, double z) {
     Price p;
-    const TimeOutlook& time = *outlook.time;
     const double s = slower_by(c.job_slowdown, c.job_sd, z);
     const double alone_span = outlook.work_s * s;  // the job's time if its neighbours all stay
     const HeadReservation& head = outlook.head;
     double overlap = 0, extra_gpu_s = 0, head_idle_gpus = 0;
-    // The effects by job, for the job's own GPUs below.
-    thread_local std::unordered_map<JobId, const NeighbourEffect*> effect_of;
-    effect_of.clear();
-    for (const NeighbourEffect& e : c.effects) {
-        effect_of.emplace(e.id, &e);
-        const RunningJob* job = state.find(e.id);
-        if (!job) continue;
+    for (const Facts::Slowed& n : f.slowed) {
+        const NeighbourEffect& e = *n.effect;
         const double before = std::max(1.0, e.before), after = slower_by(e.after, e.after_sd, z);
         if (!(after > before)) continue;
-        const double left_now = time.remaining_s(*job);
-        const double together = std::min(alone_span, left_now * after / before);
+        const double together = std::min(alone_span, n.left_now * after / before);
         overlap = std::max(overlap, together);
         const double extra = together * (1 - before / after);
         p.neighbours += extra;
-        extra_gpu_s += job->gpu_count() * extra;  // every GPU of it is held that much longer
+        extra_gpu_s += n.job->gpu_count() * extra;  // every GPU of it is held that much longer
         // The first queued job waits for this one's GPUs: it starts later by what this one ends
         // past its start, with the GPUs kept for it idle meanwhile.
-        if (left_now <= head.starts_in_s && left_now + extra > head.starts_in_s) {
-            const double late = left_now + extra - head.starts_in_s;
+        if (n.left_now <= head.starts_in_s && n.left_now + extra > head.starts_in_s) {
+            const double late = n.left_now + extra - head.starts_in_s;
             if (late > p.head_delay) {
                 p.head_delay = late;
-                head_idle_gpus = std::max(0.0, head.gpus - gpus_freed_by(state, *job));
+                head_idle_gpus = std::max(0.0, head.gpus - gpus_freed_by(state, *n.job));
             }
         }
     }
     // The job's own GPUs: shared for as long as a job on each stays (slowed or not), alone after.
     double shared_sum = 0;
-    int own_gpus = 0;
-    for (const Placement& pl : c.where)
-        for (int g : pl.gpus) {
-            double shared = 0;
-            for (JobId id : state.jobs_on_gpu(pl.node, g))
-                if (const RunningJob* job = state.find(id)) {
-                    const auto it = effect_of.find(id);
-                    const NeighbourEffect* e = it == effect_of.end() ? nullptr : it->second;
-                    const double pace = e ? slower_by(e->after, e->after_sd, z) / std::max(1.0, e->before) : 1.0;
-                    shared = std::max(shared, std::min(alone_span, time.remaining_s(*job) * std::max(1.0, pace)));
-                }
-            shared_sum += shared;
-            ++own_gpus;
-            overlap = std::max(overlap, shared);
+    for (std::size_t k = 0; k < f.on_gpus.size();) {
+        const int gpu = f.on_gpus[k].gpu;
+        double shared = 0;
+        for (; k < f.on_gpus.size() && f.on_gpus[k].gpu == gpu; ++k) {
+            const Facts::OnGpu& o = f.on_gpus[k];
+            const double pace =
+                o.effect ? slower_by(o.effect->after, o.effect->after_sd, z) / std::max(1.0, o.effect->before) : 1.0;
+            shared = std::max(shared, std::min(alone_span, o.left_now * std::max(1.0, pace)));
         }
+        shared_sum += shared;
+        overlap = std::max(overlap, shared);
+    }
     p.own = overlap * (1 - 1 / s);
     const int gpus = request.gpus_per_node * request.nodes;
-    extra_gpu_s += own_gpus * overlap - shared_sum;  // its GPUs held alone over the overlap, slowed
-    extra_gpu_s -= gpus * overlap / s;               // and its work done meanwhile
+    extra_gpu_s += f.own_gpus * overlap - shared_sum;  // its GPUs held alone over the overlap, slowed
+    extra_gpu_s -= gpus * overlap / s;                 // and its work done meanwhile
     extra_gpu_s += p.head_delay * head_idle_gpus;
     p.jobs_affected = jobs_reached(state, outlook);
     // Only a loss counts (see the header).
@@ -146,8 +198,10 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
     v.shares = takes_shared_gpu(state, c);
     if (!v.shares || !outlook.time || !(outlook.work_s > 0)) return v;
     v.weighed = true;
-    const Price expected = price(state, request, c, outlook, 0);
-    const Price pessimistic = uncertain(c) ? price(state, request, c, outlook, 1) : expected;
+    thread_local Facts facts;
+    gather(state, c, *outlook.time, facts);
+    const Price expected = price(state, request, c, outlook, facts, 0);
+    const Price pessimistic = uncertain(c) ? price(state, request, c, outlook, facts, 1) : expected;
     v.own_extra_s = pessimistic.own;
     v.neighbours_extra_s = pessimistic.neighbours;
     v.head_delay_s = pessimistic.head_delay;

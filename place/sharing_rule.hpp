@@ -170,36 +170,36 @@ double wait_for_idle(const ClusterState& state, double now, int need, double eno
     return wait;
 }
 
-// wait_for_idle for `nodes` nodes with `per_node` idle GPUs each: a node's GPUs come back as
-// the jobs on them end, in proportion of the slots each holds.
+// The nodes with `per_node` idle GPUs, counted as running jobs end one by one: a node's GPUs
+// come back as the jobs on them end, in proportion of the slots each holds.
+class IdleNodesCount {
+public:
+    void reset(const ClusterState& state, int per_node);  // counts the nodes now
+    void end(const RunningJob& job);                      // `job` ends
+    int whole() const { return whole_; }
+
+private:
+    const ClusterState* state_ = nullptr;
+    int per_node_ = 0, whole_ = 0;
+    std::vector<double> idle_;  // per node as the ends free GPUs, -1: not looked at yet
+    std::vector<int> touched_;
+};
+
+// wait_for_idle for `nodes` nodes with `per_node` idle GPUs each.
 template <class Ends>
 double wait_for_idle_nodes(const ClusterState& state, double now, int nodes, int per_node, double enough, Ends&& ends) {
-    int whole = state.nodes_with_at_least(Capacity::Idle, per_node);
-    if (whole >= nodes) return 0;
-    thread_local std::vector<double> idle;  // per node as the ends free GPUs, -1: not looked at yet
-    thread_local std::vector<int> touched;
-    idle.resize(state.topology().nodes().size(), -1);
+    thread_local IdleNodesCount count;
+    count.reset(state, per_node);
+    if (count.whole() >= nodes) return 0;
     double wait = std::numeric_limits<double>::infinity();
     ends([&](double end, const RunningJob& job) {
-        for (const Placement& p : job.where) {
-            double& n = idle[static_cast<std::size_t>(p.node)];
-            if (n < 0) {
-                n = state.idle_gpus(p.node);
-                touched.push_back(p.node);
-            }
-            const bool was_whole = n + 1e-9 >= per_node;
-            for (int g : p.gpus)
-                if (const int used = state.used_slots(p.node, g); used > 0) n += 1.0 / used;
-            whole += !was_whole && n + 1e-9 >= per_node;
-        }
-        if (whole >= nodes || end - now >= enough) {
+        count.end(job);
+        if (count.whole() >= nodes || end - now >= enough) {
             wait = end > now ? end - now : 0.0;
             return false;
         }
         return true;
     });
-    for (int n : touched) idle[static_cast<std::size_t>(n)] = -1;
-    touched.clear();
     return wait;
 }
 

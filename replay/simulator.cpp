@@ -11,6 +11,7 @@
 
 #include "place/sharing_rule.hpp"
 #include "replay/held_jobs.hpp"
+#include "replay/idle_nodes_walk.hpp"
 
 namespace coloc::replay {
 
@@ -155,10 +156,7 @@ public:
         return end > now_ ? end - now_ : 0.0;
     }
     double wait_for_idle_nodes(int nodes, int per_node, double enough) const override {
-        return place::wait_for_idle_nodes(state_, now_, nodes, per_node, enough, [&](auto&& visit) {
-            for (const auto& [end, j] : expected_)
-                if (!visit(end, *state_.find(static_cast<place::JobId>(j)))) return;
-        });
+        return idle_nodes_.wait(state_, now_, expected_, nodes, per_node, enough);
     }
     double remaining_s(const place::RunningJob& job) const override {
         const std::size_t i = static_cast<std::size_t>(job.id);
@@ -633,6 +631,7 @@ private:
         std::vector<double> ends, freed;                      // walked: their ends, GPUs freed by then
     };
     mutable Walk walk_;
+    mutable IdleNodesWalk idle_nodes_;  // wait_for_idle_nodes's, kept while the state is
     double shadow_ = kInf;
     int extra_ = 0;
     int head_gpus_ = 0;  // the GPUs the reservation is for

@@ -35,8 +35,8 @@ ProfileCatalogue families(const double (&level)[4]) {
     ProfileCatalogue cat;
     for (int f = 0; f < 4; ++f)
         for (int k = 0; k < 2; ++k)
-            cat.intern(job("f" + std::to_string(f) + "j" + std::to_string(k), "f" + std::to_string(f),
-                           16 << (4 * f + k)));
+            cat.intern(
+                job("f" + std::to_string(f) + "j" + std::to_string(k), "f" + std::to_string(f), 16 << (4 * f + k)));
     for (const char* gpu : kTypes)
         for (int a = 0; a < 8; ++a)
             for (int b = 0; b < 8; ++b)
