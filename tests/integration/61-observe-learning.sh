@@ -10,7 +10,6 @@ command -v python3 >/dev/null || skip "python3 is not installed"
 profile=resnet50-b64
 solo=$(awk -v p="$profile" '$0 ~ "name: "p"$" {f=1} f && /iter_time_s:/ {print $2; exit}' "$ITEST_REPO/etc/profiles.yaml")
 [ -n "$solo" ] || fail "no iter_time_s for $profile in etc/profiles.yaml"
-reported_speed=0.9
 n=8  # n1's 4 GPUs x 2 slots: every GPU holds two of these jobs
 
 pairs=$ITEST_OUT/pairs.csv
@@ -25,9 +24,10 @@ predicted_speed() {
         jq -r '.predictions[0].job_speed'
 }
 before=$(predicted_speed)
+# The jobs report a speed well away from the prediction, on whichever side has room.
+reported_speed=$(awk -v b="$before" 'BEGIN { if (b > 0) printf "%.3f", b <= 0.7 ? b + 0.25 : b - 0.3 }')
 note "predicted speed of $profile beside itself before: $before; the jobs report $reported_speed"
-awk -v b="$before" -v r="$reported_speed" 'BEGIN { exit !(r - b > 0.1) }' ||
-    fail "the test needs a reported speed away from the prediction ($before vs $reported_speed)"
+[ -n "$reported_speed" ] || fail "no prediction to start from ($before)"
 
 barrier=$ITEST_OUT/barrier
 mkdir -p "$barrier/running" "$barrier/reported"
@@ -79,7 +79,7 @@ assert_eq "$n" "$(sqlite3 "$db" "SELECT count(*) FROM observations WHERE job_id 
 after=$(predicted_speed)
 note "predicted speed after: $after"
 awk -v b="$before" -v a="$after" -v r="$reported_speed" \
-    'BEGIN { d0 = r - b; d1 = r - a; if (d1 < 0) d1 = -d1; exit !(d1 < d0 / 2) }' ||
+    'BEGIN { d0 = r - b; if (d0 < 0) d0 = -d0; d1 = r - a; if (d1 < 0) d1 = -d1; exit !(d1 < d0 / 2) }' ||
     fail "the prediction did not move halfway toward the reported speed $reported_speed: $before before, $after after"
 
 note "a job without a profile runs alone and reports: its user and job name get a learned profile"
