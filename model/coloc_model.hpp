@@ -21,7 +21,6 @@
 
 #include <array>
 #include <cstdint>
-
 #include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
