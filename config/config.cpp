@@ -80,6 +80,31 @@ void read_elastic(const Reader& r, const YAML::Node& n, ElasticConfig& e) {
         e.max_pending_jobs = r.integer(n["max_pending_jobs"], "elastic_slots.max_pending_jobs", 1, 1000000);
 }
 
+// `admission: on|off`, or a mapping with enabled, interval_s, lease_s, max_updates_per_round,
+// max_pending_jobs.
+void read_admission(const Reader& r, const YAML::Node& n, AdmissionConfig& a) {
+    if (n.IsScalar()) {
+        const std::string v = r.str(n, "admission");
+        if (v != "on" && v != "off" && v != "true" && v != "false")
+            r.fail(n, "admission", "'" + v + "' is not one of on, off (or a mapping)");
+        a.enabled = v == "on" || v == "true";
+        return;
+    }
+    if (!n.IsMap()) r.fail(n, "admission", "expected on, off or a mapping");
+    r.only_keys(n, "admission", {"enabled", "interval_s", "lease_s", "max_updates_per_round", "max_pending_jobs"});
+    if (n["enabled"]) a.enabled = r.boolean(n["enabled"], "admission.enabled");
+    if (n["interval_s"]) a.interval_s = r.integer(n["interval_s"], "admission.interval_s", 1, 3600);
+    if (n["lease_s"]) a.lease_s = r.integer(n["lease_s"], "admission.lease_s", 10, 86400);
+    if (a.lease_s < 2 * a.interval_s)
+        r.fail(n, "admission.lease_s",
+               std::to_string(a.lease_s) + " is less than two intervals (" + std::to_string(2 * a.interval_s) +
+                   "): a held job would start before colocd renews it");
+    if (n["max_updates_per_round"])
+        a.max_updates_per_round = r.integer(n["max_updates_per_round"], "admission.max_updates_per_round", 1, 100000);
+    if (n["max_pending_jobs"])
+        a.max_pending_jobs = r.integer(n["max_pending_jobs"], "admission.max_pending_jobs", 1, 1000000);
+}
+
 void read_steering(const Reader& r, const YAML::Node& n, SteeringConfig& s) {
     r.only_keys(n, "steering",
                 {"enabled", "interval_s", "max_updates_per_round", "max_extra_weight", "full_weight_loss",
@@ -271,7 +296,8 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
                  "slurm_layout_interval_s",
                  "model_params",
                  "steering",
-                 "elastic_slots"});
+                 "elastic_slots",
+                 "admission"});
     Config cfg;
     cfg.path = name;
     read_endpoints(r, root, cfg);
@@ -282,6 +308,7 @@ Config parse_root(const YAML::Node& root, const std::string& name) {
     read_modes(r, root, cfg);
     if (root["steering"]) read_steering(r, root["steering"], cfg.steering);
     if (root["elastic_slots"]) read_elastic(r, root["elastic_slots"], cfg.elastic);
+    if (root["admission"]) read_admission(r, root["admission"], cfg.admission);
     read_cluster(r, root, cfg);
     return cfg;
 }

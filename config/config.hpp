@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/admission_config.hpp"
 #include "config/elastic_config.hpp"
 #include "config/steering_config.hpp"
 #include "model/hardware.hpp"
@@ -79,8 +80,9 @@ struct Config {
     std::map<std::string, std::string> model_params_files;
     // What colocd.yaml leaves to a default an admin should hear of; colocd logs each at start.
     std::vector<std::string> notes;
-    SteeringConfig steering;  // node weights and features in Slurm
-    ElasticConfig elastic;    // bind nodes' gpuslot counts in Slurm (elastic_slots:)
+    SteeringConfig steering;    // node weights and features in Slurm
+    ElasticConfig elastic;      // bind nodes' gpuslot counts in Slurm (elastic_slots:)
+    AdmissionConfig admission;  // when bind jobs start, per job (admission:)
 };
 
 // How many of the `held` GPUs Slurm gave a narrow step colocd chooses for it.

@@ -13,9 +13,10 @@ namespace {
 
 // Every subcommand, in the order `colocctl --help` lists them.
 constexpr CommandAdder kCommandAdders[] = {
-    add_status_command,  add_nodes_command,    add_jobs_command,    add_history_command, add_explain_command,
-    add_observe_command, add_profiles_command, add_predict_command, add_fit_command,     add_probe_command,
-    add_metrics_command, add_steering_command, add_elastic_command, add_replay_command,  add_check_command,
+    add_status_command,  add_nodes_command,     add_jobs_command,     add_history_command,
+    add_explain_command, add_observe_command,   add_profiles_command, add_predict_command,
+    add_fit_command,     add_probe_command,     add_metrics_command,  add_steering_command,
+    add_elastic_command, add_admission_command, add_replay_command,   add_check_command,
 };
 
 std::string env_or(const char* name, const std::string& fallback) {

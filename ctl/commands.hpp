@@ -31,10 +31,11 @@ void add_jobs_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_history_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_metrics_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
-void add_observe_command(CLI::App& app, const CtlOptions& opts, int& exit_code);   // ctl/observe.cpp
-void add_profiles_command(CLI::App& app, const CtlOptions& opts, int& exit_code);  // ctl/profiles.cpp
-void add_steering_command(CLI::App& app, const CtlOptions& opts, int& exit_code);  // ctl_steering.cpp
-void add_elastic_command(CLI::App& app, const CtlOptions& opts, int& exit_code);   // ctl/elastic.cpp
+void add_observe_command(CLI::App& app, const CtlOptions& opts, int& exit_code);    // ctl/observe.cpp
+void add_profiles_command(CLI::App& app, const CtlOptions& opts, int& exit_code);   // ctl/profiles.cpp
+void add_steering_command(CLI::App& app, const CtlOptions& opts, int& exit_code);   // ctl_steering.cpp
+void add_elastic_command(CLI::App& app, const CtlOptions& opts, int& exit_code);    // ctl/elastic.cpp
+void add_admission_command(CLI::App& app, const CtlOptions& opts, int& exit_code);  // ctl/admission.cpp
 // Model commands: work on files, without the daemon (ctl_predict.cpp, ctl_fit.cpp).
 void add_predict_command(CLI::App& app, const CtlOptions& opts, int& exit_code);
 void add_fit_command(CLI::App& app, const CtlOptions& opts, int& exit_code);

@@ -251,6 +251,8 @@ void add_explain_command(CLI::App& app, const CtlOptions& opts, int& exit_code) 
             std::cout << "job " << job_id << " while pending, elastic slots: "
                       << (e.value("opens", false) ? "a shared slot opened" : "no shared slot opened") << ": "
                       << e.value("why", std::string()) << "\n";
+        if (const json& a = reply.value("admission", json()); a.is_object())
+            std::cout << "job " << job_id << " while pending, admission: " << a.value("why", std::string()) << "\n";
         for (const auto& d : reply["explain"]) {
             std::cout << "job " << job_id;
             if (d.contains("profile")) std::cout << " (profile " << d["profile"].get<std::string>() << ")";

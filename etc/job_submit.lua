@@ -11,6 +11,14 @@ It also copies the profile the plugin tagged the job with (--coloc-profile, SPAN
 into the job's AdminComment as `coloc_profile=NAME`, so that colocd knows what a pending job is
 before it starts (elastic slots, colocd.yaml(5)). An AdminComment a site set is left alone.
 
+And it gates admission (colocd.yaml(5), `admission:`): a job in a bind partition that asks for
+GPU slots and has a time limit gets a BeginTime GATE_S seconds ahead and the word coloc_gate in
+its AdminComment. It pends (Reason BeginTime) until colocd weighs it by the sharing rule and
+releases it (BeginTime now, and its node list set to the node colocd chose) or holds it a lease
+longer. When colocd is away nobody renews the lease and the job starts by itself GATE_S seconds
+late. A job that sets its own --begin, runs with --coloc=off, or whose AdminComment a site set,
+is not gated.
+
 Install: copy it beside slurm.conf as job_submit.lua, set JobSubmitPlugins=lua in slurm.conf,
 list your bind partitions below (those colocd.yaml gives `mode: bind`), and run
 `scontrol reconfigure`. slurmctld rereads this file when it changes.
@@ -20,6 +28,9 @@ list your bind partitions below (those colocd.yaml gives `mode: bind`), and run
 local bind_partitions = { "shared" }
 
 local SLOT = "gpuslot"
+
+-- How long a gated job waits for colocd's first verdict at most (colocd renews its own leases).
+local GATE_S = 30
 
 local is_bind = {}
 for _, p in ipairs(bind_partitions) do is_bind[p] = true end
@@ -100,9 +111,40 @@ local function tag_profile(job_desc)
     end
 end
 
+local function asks_for_slots(job_desc)
+    for _, field in ipairs(FIELDS) do
+        local v = job_desc[field]
+        if v ~= nil and string.find(v, SLOT, 1, true) ~= nil then return true end
+    end
+    return false
+end
+
+local function has_time_limit(job_desc)
+    local t = job_desc.time_limit
+    return t ~= nil and t ~= slurm.NO_VAL and t ~= slurm.INFINITE and t > 0
+end
+
+-- A bind job with slots and a time limit pends until colocd releases it (or GATE_S passes).
+local function gate(job_desc, part_list)
+    local names = partitions_of(job_desc, part_list)
+    if #names == 0 then return end
+    for _, p in ipairs(names) do
+        if not is_bind[p] then return end
+    end
+    if not asks_for_slots(job_desc) or not has_time_limit(job_desc) then return end
+    if job_desc.begin_time ~= nil and job_desc.begin_time ~= 0 then return end
+    -- Only jobs the plugin tagged (tag_profile above): --coloc=off, and a site's AdminComment,
+    -- leave a job to Slurm alone.
+    local current = job_desc.admin_comment
+    if current == nil or string.match(current, "^coloc_profile=") == nil then return end
+    job_desc.begin_time = os.time() + GATE_S
+    job_desc.admin_comment = current .. " coloc_gate"
+end
+
 function slurm_job_submit(job_desc, part_list, submit_uid)
     map_gpus(job_desc, part_list)
     tag_profile(job_desc)
+    gate(job_desc, part_list)
     return slurm.SUCCESS
 end
 

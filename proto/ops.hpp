@@ -22,10 +22,11 @@ enum class Op {
     Metrics,
     Steering,
     Profiles,
-    Elastic
+    Elastic,
+    Admission
 };
 
-inline constexpr std::array<std::pair<Op, const char*>, 13> kOpNames = {{
+inline constexpr std::array<std::pair<Op, const char*>, 14> kOpNames = {{
     {Op::Place, "place"},
     {Op::Started, "started"},
     {Op::Ended, "ended"},
@@ -39,6 +40,7 @@ inline constexpr std::array<std::pair<Op, const char*>, 13> kOpNames = {{
     {Op::Steering, "steering"},
     {Op::Profiles, "profiles"},
     {Op::Elastic, "elastic"},
+    {Op::Admission, "admission"},
 }};
 
 // The op's name on the wire.

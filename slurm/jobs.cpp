@@ -59,6 +59,7 @@ SlurmSnapshot load_slurm_jobs() {
         job.tres_per_node = j.tres_per_node ? j.tres_per_node : "";
         job.required_nodes = j.req_nodes ? j.req_nodes : "";
         job.admin_comment = j.admin_comment ? j.admin_comment : "";
+        job.waits_for_begin = job.pending && j.state_reason == WAIT_TIME;
         if (!job.running && base != JOB_PENDING) {
             job.end_time = static_cast<std::int64_t>(j.end_time);
             if (WIFEXITED(j.exit_code))

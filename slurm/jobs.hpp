@@ -33,10 +33,11 @@ struct SlurmJob {
     std::int64_t time_limit_s = 0;  // 0 = none known (INFINITE or unset)
     std::uint32_t priority = 0;     // Slurm's; higher starts first
     std::int64_t submit_time = 0;
-    int nodes_wanted = 1;        // pending: the node count it asks for
-    std::string tres_per_node;   // "gres:gpuslot:2"
-    std::string required_nodes;  // --nodelist, "n1" or "n[1-2]"; empty = any
-    std::string admin_comment;   // job_submit.lua writes "coloc_profile=NAME" here
+    int nodes_wanted = 1;          // pending: the node count it asks for
+    std::string tres_per_node;     // "gres:gpuslot:2"
+    std::string required_nodes;    // --nodelist, "n1" or "n[1-2]"; empty = any
+    std::string admin_comment;     // job_submit.lua writes "coloc_profile=NAME" here
+    bool waits_for_begin = false;  // pending until its BeginTime (squeue's reason BeginTime)
 };
 
 struct SlurmSnapshot {

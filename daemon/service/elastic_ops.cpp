@@ -36,6 +36,14 @@ bool in_bind_partitions(const Config& cfg, const std::string& partitions) {
     return any;
 }
 
+// job_submit.lua's tag on the jobs it gave a BeginTime for colocd to weigh.
+bool gated_by_coloc(const std::string& admin_comment) {
+    std::stringstream in(admin_comment);
+    for (std::string word; in >> word;)
+        if (word == "coloc_gate") return true;
+    return false;
+}
+
 std::string tagged_profile(const std::string& admin_comment) {
     if (admin_comment.rfind(kProfileTag, 0) != 0) return "";
     const std::string rest = admin_comment.substr(std::char_traits<char>::length(kProfileTag));
@@ -62,70 +70,90 @@ void SlotSizing::submit_to_slurm(std::vector<SlotUpdate> updates) {
     node_writer_->submit(std::move(updates));
 }
 
+BindQueue SlotSizing::bind_queue(const SlurmSnapshot& snap, int max_pending) const {
+    const auto& topo = state_.cfg.topology;
+    BindQueue q;
+    q.running_use.assign(topo.nodes().size(), 0);
+    std::vector<std::pair<const SlurmJob*, PendingJob>> pending;
+    for (const SlurmJob& j : snap.jobs) {
+        if (!in_bind_partitions(state_.cfg, j.partition)) continue;
+        if (j.running) {
+            for (const auto& where : j.nodes)
+                if (const int n = topo.node_index(where.node); n >= 0)
+                    q.running_use[static_cast<std::size_t>(n)] += where.gpu_count;
+            if (j.time_limit_s > 0 && j.start_time > 0)
+                q.ends[static_cast<place::JobId>(j.job_id)] = static_cast<double>(j.start_time + j.time_limit_s);
+            continue;
+        }
+        if (!j.pending) continue;
+        PendingJob p;
+        p.id = j.job_id;
+        try {
+            p.slots_per_node = j.tres_per_node.empty() ? 0 : slurm::tres_per_node_count(j.tres_per_node, kSlot);
+        } catch (const std::exception&) {
+            p.slots_per_node = 0;
+        }
+        if (p.slots_per_node <= 0) continue;  // asks for no GPU slot
+        p.nodes = j.nodes_wanted;
+        p.time_limit_s = static_cast<double>(j.time_limit_s);
+        p.profile =
+            state_.profile_for(tagged_profile(j.admin_comment), state_.user_names.of(j.uid, snap.taken_at), j.name);
+        if (!j.required_nodes.empty())
+            if (const auto names = slurm::expand_hostlist(j.required_nodes))
+                for (const std::string& name : *names)
+                    if (const int n = topo.node_index(name); n >= 0) p.allowed_nodes.push_back(n);
+        p.uid = j.uid;
+        p.gated = j.waits_for_begin && gated_by_coloc(j.admin_comment);
+        p.own_node_list = !j.required_nodes.empty();
+        pending.emplace_back(&j, std::move(p));
+    }
+    // Slurm's order: higher priority first, then earlier submission.
+    std::stable_sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
+        if (a.first->priority != b.first->priority) return a.first->priority > b.first->priority;
+        if (a.first->submit_time != b.first->submit_time) return a.first->submit_time < b.first->submit_time;
+        return a.first->job_id < b.first->job_id;
+    });
+    // Only the head of the queue is weighed: a round stays short however long the queue, and
+    // jobs further back start after those ahead of them anyway.
+    if (pending.size() > static_cast<std::size_t>(max_pending)) pending.resize(static_cast<std::size_t>(max_pending));
+    for (auto& [_, p] : pending) q.pending.push_back(std::move(p));
+    return q;
+}
+
 void SlotSizing::size_slots(std::int64_t now_ms) {
-    if (!elastic_.enabled()) return;
+    // The queue is read even with both levers off: jobs job_submit.lua gated are then released.
+    const bool elastic = elastic_.enabled(), admit = admission_.enabled() && !elastic;
     std::optional<SlurmAnswer> answer = slurm_jobs_.poll(now_ms);
     if (!answer) return;
     if (!answer->ok) {
-        if (elastic_error_ != answer->error) log_error("elastic slots: " + answer->error);
-        elastic_error_ = answer->error;
+        // Nothing is renewed meanwhile: held jobs start by themselves when their leases run out.
+        if (queue_error_ != answer->error) log_error((elastic ? "elastic slots: " : "admission: ") + answer->error);
+        queue_error_ = answer->error;
         return;
     }
-    elastic_error_.clear();
+    queue_error_.clear();
     try {
         const auto& topo = state_.cfg.topology;
         const SlurmSnapshot& snap = answer->snapshot;
-        std::vector<int> running_use(topo.nodes().size(), 0);
-        std::map<place::JobId, double> ends;
-        std::vector<std::pair<const SlurmJob*, PendingJob>> pending;
-        for (const SlurmJob& j : snap.jobs) {
-            if (!in_bind_partitions(state_.cfg, j.partition)) continue;
-            if (j.running) {
-                for (const auto& where : j.nodes)
-                    if (const int n = topo.node_index(where.node); n >= 0)
-                        running_use[static_cast<std::size_t>(n)] += where.gpu_count;
-                if (j.time_limit_s > 0 && j.start_time > 0)
-                    ends[static_cast<place::JobId>(j.job_id)] = static_cast<double>(j.start_time + j.time_limit_s);
-                continue;
-            }
-            if (!j.pending) continue;
-            PendingJob p;
-            p.id = j.job_id;
-            try {
-                p.slots_per_node = j.tres_per_node.empty() ? 0 : slurm::tres_per_node_count(j.tres_per_node, kSlot);
-            } catch (const std::exception&) {
-                p.slots_per_node = 0;
-            }
-            if (p.slots_per_node <= 0) continue;  // asks for no GPU slot
-            p.nodes = j.nodes_wanted;
-            p.time_limit_s = static_cast<double>(j.time_limit_s);
-            p.profile =
-                state_.profile_for(tagged_profile(j.admin_comment), state_.user_names.of(j.uid, snap.taken_at), j.name);
-            if (!j.required_nodes.empty())
-                if (const auto names = slurm::expand_hostlist(j.required_nodes))
-                    for (const std::string& name : *names)
-                        if (const int n = topo.node_index(name); n >= 0) p.allowed_nodes.push_back(n);
-            p.uid = j.uid;
-            pending.emplace_back(&j, std::move(p));
+        BindQueue q =
+            bind_queue(snap, elastic ? state_.cfg.elastic.max_pending_jobs : state_.cfg.admission.max_pending_jobs);
+        const KnownEnds time(state_.cluster, static_cast<double>(snap.taken_at), std::move(q.ends));
+        if (!admit) {
+            std::vector<JobUpdate> release;
+            for (const PendingJob& p : q.pending)
+                if (p.gated) release.push_back({p.id, snap.taken_at, std::nullopt});
+            submit_to_slurm(std::move(release));
+            if (!elastic) return;
+        } else {
+            const auto verdicts = plan_admission(state_.cluster, state_.policy, time, bind_nodes(), q.pending);
+            submit_to_slurm(admission_.apply(verdicts, snap.taken_at));
+            return;
         }
-        // Slurm's order: higher priority first, then earlier submission.
-        std::stable_sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
-            if (a.first->priority != b.first->priority) return a.first->priority > b.first->priority;
-            if (a.first->submit_time != b.first->submit_time) return a.first->submit_time < b.first->submit_time;
-            return a.first->job_id < b.first->job_id;
-        });
-        // Only the head of the queue is weighed: a round stays short however long the queue, and
-        // jobs further back start after those ahead of them anyway.
-        if (pending.size() > static_cast<std::size_t>(state_.cfg.elastic.max_pending_jobs))
-            pending.resize(static_cast<std::size_t>(state_.cfg.elastic.max_pending_jobs));
-        std::vector<PendingJob> queue;
-        for (auto& [_, p] : pending) queue.push_back(std::move(p));
-        const KnownEnds time(state_.cluster, static_cast<double>(snap.taken_at), std::move(ends));
         const ElasticPlan plan =
-            plan_elastic_slots(state_.cluster, state_.policy, time, bind_nodes(), running_use, queue);
+            plan_elastic_slots(state_.cluster, state_.policy, time, bind_nodes(), q.running_use, q.pending);
         submit_to_slurm(elastic_.apply(plan, topo, snap.taken_at));
     } catch (const std::exception& e) {
-        log_error("elastic slots: " + std::string(e.what()));
+        log_error((elastic ? "elastic slots: " : "admission: ") + std::string(e.what()));
     }
 }
 
@@ -153,11 +181,11 @@ json SlotSizing::elastic_json() const {
                 {"last_round", elastic_.last_round_s()},
                 {"nodes", nodes},
                 {"pending", pending},
-                {"last_error", elastic_error_}};
+                {"last_error", queue_error_}};
     if (st) {
         out["slurm_updates_sent"] = st->sent;
         out["slurm_updates_failed"] = st->failed;
-        if (elastic_error_.empty()) out["last_error"] = st->last_error;
+        if (queue_error_.empty()) out["last_error"] = st->last_error;
     }
     return out;
 }

@@ -57,6 +57,7 @@ json Queries::on_status(const proto::Request&, const proto::Identity&) {
         {"observations", state_.counters.observations},
         {"steering", parts_.sizing.steering_on() ? "on" : "off"},
         {"elastic_slots", parts_.sizing.elastic_on() ? "on" : "off"},
+        {"admission", parts_.sizing.admission_on() ? "on" : "off"},
     };
     hardware_status(status);
     parts_.learning.status(status);
@@ -184,8 +185,11 @@ json Queries::on_explain(const proto::Request& req, const proto::Identity& who) 
     auto job = state_.store.job(job_id);
     // A job elastic slots weighed while it pended (perhaps still pending) has that verdict.
     json elastic = parts_.sizing.elastic_verdict_of(job_id, who);
+    // And one admission weighed: whether it was held, or released to which node, and why.
+    json admission = parts_.sizing.admission_verdict_of(job_id, who);
     if (!job || !access_.may_see(job->uid, who.uid)) {
-        if (!elastic.is_null()) return {{"explain", json::array()}, {"elastic_slots", elastic}};
+        if (!elastic.is_null() || !admission.is_null())
+            return {{"explain", json::array()}, {"elastic_slots", elastic}, {"admission", admission}};
         throw ProtoError(code::kNotFound, "job " + std::to_string(job_id) + " is not in the history");
     }
     json decisions = json::array();
@@ -206,7 +210,7 @@ json Queries::on_explain(const proto::Request& req, const proto::Identity& who) 
                              {"sharing", explain_sharing(p.alternatives)},
                              {"steering", steering_advice_of(p.decision)}});
     }
-    return {{"explain", decisions}, {"elastic_slots", elastic}};
+    return {{"explain", decisions}, {"elastic_slots", elastic}, {"admission", admission}};
 }
 
 // Prometheus text: totals only, so every authenticated user may read them.

@@ -36,6 +36,7 @@ const Service::Route Service::kRoutes[] = {
     {Op::Steering, Role::User, &to<&Service::sizing_, &SlotSizing::on_steering>, "switch node steering", "enabled"},
     {Op::Profiles, Role::User, &to<&Service::learning_, &Learning::on_profiles>},
     {Op::Elastic, Role::User, &to<&Service::sizing_, &SlotSizing::on_elastic>, "switch elastic slots", "enabled"},
+    {Op::Admission, Role::User, &to<&Service::sizing_, &SlotSizing::on_admission>, "switch admission", "enabled"},
 };
 
 std::span<const Service::Route> Service::routes() { return kRoutes; }

@@ -2,11 +2,14 @@
 //   node steering (steering_ops.cpp): each node's extra Weight and class features, from the
 //     loss a probe job would meet there (daemon/steering/steering.hpp);
 //   elastic slots (elastic_ops.cpp): the bind nodes' gpuslot counts, from Slurm's pending jobs
-//     read off the serving thread (daemon/steering/elastic_slots.hpp).
+//     read off the serving thread (daemon/steering/elastic_slots.hpp);
+//   admission (admission_ops.cpp), on by default in their place: when and where each pending
+//     bind job starts, per job (daemon/steering/admission.hpp).
 // Slurm hears of both from the node writer's thread, so none of this waits for slurmctld.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +19,7 @@
 #include "daemon/service/background_query.hpp"
 #include "daemon/service/periodic.hpp"
 #include "daemon/service/state.hpp"
+#include "daemon/steering/admission.hpp"
 #include "daemon/steering/elastic_slots.hpp"
 #include "daemon/steering/node_writer.hpp"
 #include "daemon/steering/steering.hpp"
@@ -24,10 +28,19 @@
 
 namespace coloc::daemon {
 
+// The bind partitions' queue as one read of Slurm shows it.
+struct BindQueue {
+    std::vector<int> running_use;         // slots Slurm's running jobs hold, per node index
+    std::map<place::JobId, double> ends;  // running jobs' expected ends (start + time limit)
+    std::vector<PendingJob> pending;      // Slurm's order, the head only
+};
+
 class SlotSizing : public Periodic {
 public:
     // Throws ConfigError naming a steering class profile the catalogue does not hold.
     SlotSizing(State& state, const Access& access);
+    // Releases every job admission holds (the node writer sends it before it stops).
+    ~SlotSizing() override;
 
     // A round of node steering when it is on and due, then elastic slots when on.
     void run_due(std::int64_t now_ms) override;
@@ -35,20 +48,27 @@ public:
     // {"enabled": ...} switches (admins only: the route table's admin_field); both read.
     proto::json on_steering(const proto::Request& req, const proto::Identity& who);
     proto::json on_elastic(const proto::Request& req, const proto::Identity& who);
+    proto::json on_admission(const proto::Request& req, const proto::Identity& who);
 
     bool steering_on() const { return steering_.enabled(); }
     bool elastic_on() const { return elastic_.enabled(); }
+    bool admission_on() const { return admission_.enabled() && !elastic_.enabled(); }
     // What steering advises for a job landing on `node` now (JSON, kept with its decision for
     // explain); nullopt when steering is off or colocd does not describe the node.
     std::optional<std::string> advice_for(const std::string& node) const;
     // The latest elastic verdict on a job while it pended, when `who` may see it; null if none.
     proto::json elastic_verdict_of(std::int64_t job_id, const proto::Identity& who) const;
+    // The latest admission verdict on a job while colocd held it, when `who` may see it; null if none.
+    proto::json admission_verdict_of(std::int64_t job_id, const proto::Identity& who) const;
 
 private:
     void steer(std::int64_t now_ms);
     void size_slots(std::int64_t now_ms);
     void submit_to_slurm(std::vector<NodeUpdate> updates);
     void submit_to_slurm(std::vector<SlotUpdate> updates);
+    void submit_to_slurm(std::vector<JobUpdate> updates);
+    BindQueue bind_queue(const slurm::SlurmSnapshot& snap, int max_pending) const;
+    proto::json admission_json() const;
     proto::json steering_json() const;
     proto::json elastic_json() const;
     std::vector<int> bind_nodes() const;  // the nodes whose slots colocd sizes
@@ -58,8 +78,9 @@ private:
     Steering steering_;
     std::uint64_t steered_version_ = 0;  // state_.cluster_version the last round saw
     ElasticSlots elastic_;
-    BackgroundQuery slurm_jobs_;                    // for elastic slots, at their interval
-    std::string elastic_error_;                     // the last read's failure, empty when it worked
+    AdmissionGate admission_;
+    BackgroundQuery slurm_jobs_;                    // for elastic slots or admission, at their interval
+    std::string queue_error_;                       // the last read's failure, empty when it worked
     std::unique_ptr<SlurmNodeWriter> node_writer_;  // exists once either was on
 };
 

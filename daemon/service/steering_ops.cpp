@@ -39,7 +39,9 @@ SlotSizing::SlotSizing(State& state, const Access& access)
       access_(access),
       steering_(make_steering(state.cfg, state.catalogue)),
       elastic_(state.cfg.elastic, static_cast<int>(state.cfg.topology.nodes().size())),
-      slurm_jobs_(state.cfg.elastic.interval_s) {}
+      admission_(state.cfg.admission),
+      slurm_jobs_(state.cfg.elastic.enabled || !state.cfg.admission.enabled ? state.cfg.elastic.interval_s
+                                                                            : state.cfg.admission.interval_s) {}
 
 void SlotSizing::run_due(std::int64_t now_ms) {
     steer(now_ms);

@@ -10,19 +10,6 @@ namespace {
 
 constexpr std::size_t kVerdictsKept = 4096;  // jobs whose last verdict explain can still show
 
-// The GPUs of `c` that another job uses now: each needs a shared slot.
-int shared_gpus(const place::ClusterState& state, const place::Candidate& c) {
-    int n = 0;
-    for (const place::Placement& p : c.where)
-        for (int g : p.gpus) n += state.used_slots(p.node, g) > 0;
-    return n;
-}
-
-bool may_run_on(const PendingJob& job, int node) {
-    return job.allowed_nodes.empty() ||
-           std::find(job.allowed_nodes.begin(), job.allowed_nodes.end(), node) != job.allowed_nodes.end();
-}
-
 }  // namespace
 
 KnownEnds::KnownEnds(const place::ClusterState& state, double now, std::map<place::JobId, double> ends)
@@ -73,66 +60,42 @@ ElasticPlan plan_elastic_slots(const place::ClusterState& state, const place::Po
         return std::min(full_slots(topo, n), used[n] + state.idle_gpus(n) + shared[n]) - used[n];
     };
     std::vector<const PendingJob*> held;  // jobs ahead that the rule holds
-    int gpus_ahead = 0;                   // GPUs that held jobs ahead will take when they start
-    double ahead_gpu_s = 0;               // and the GPU-seconds they ask for (time limits)
+    QueueAhead ahead;                     // what they will take when they start
+    ahead.others_waiting = static_cast<int>(pending.size()) - 1;
     for (const PendingJob& job : pending) {
         PendingVerdict v;
         v.id = job.id;
         v.uid = job.uid;
         place::JobRequest request;
-        request.id = 0;  // never a running job's id
-        request.profile = job.profile;
-        request.gpus_per_node = std::max(1, job.slots_per_node);
-        request.nodes = std::max(1, job.nodes);
-        for (int n : sized)
-            if (may_run_on(job, n)) request.allowed_nodes.push_back(n);
-        if (request.nodes > 1) {
+        if (job.nodes > 1) {
             // Slurm picks all its nodes at once: a shared slot on each would be open to anyone.
             v.why = "waits for GPUs of its own: shared slots are opened for one-node jobs only";
-        } else if (request.allowed_nodes.empty()) {
+        } else if (std::none_of(sized.begin(), sized.end(), [&](int n) { return may_run_on(job, n); })) {
             v.why = "none of its nodes has elastic slots";
         } else {
-            const place::Decision d = policy.place(state, request);
-            if (!d.placed) {
-                v.why = "no place even shared: " + d.reason;
-            } else {
-                const int n = d.chosen.where.front().node;
-                v.node = topo.nodes()[static_cast<std::size_t>(n)].name;
-                const int more = shared_gpus(state, d.chosen);
-                if (more == 0) {
-                    v.why = "GPUs of its own on " + v.node + ": never held";
+            const Weighed w = weigh_pending(state, policy, time, job, sized, ahead, request);
+            v.why = w.why;
+            if (w.node >= 0) v.node = topo.nodes()[static_cast<std::size_t>(w.node)].name;
+            if (w.outcome == Weighed::Outcome::Shares) {
+                const int n = w.node, more = w.shared_gpus;
+                if (used[n] + state.idle_gpus(n) + shared[n] + more > full_slots(topo, n)) {
+                    v.why = "no shared slot left on " + v.node + " (" + w.why + ")";
                 } else {
-                    place::SharingOutlook outlook{.time = &time,
-                                                  .work_s = job.time_limit_s,
-                                                  .gpus_ahead = gpus_ahead,
-                                                  .ahead_gpu_s = ahead_gpu_s,
-                                                  .others_waiting = static_cast<int>(pending.size()) - 1,
-                                                  .arrivals = {},
-                                                  .head = {},
-                                                  .exploration = nullptr};
-                    const place::SharingVerdict s = place::judge_sharing(state, request, d.chosen, outlook);
-                    v.why = s.why();
-                    if (!s.hold && used[n] + state.idle_gpus(n) + shared[n] + more > full_slots(topo, n)) {
-                        v.why = "no shared slot left on " + v.node + " (" + s.why() + ")";
-                    } else if (!s.hold) {
-                        const int after = offered(n) + more;
-                        const PendingJob* taker = nullptr;
-                        for (const PendingJob* h : held)
-                            if (may_run_on(*h, n) && h->nodes <= 1 && h->slots_per_node <= after) taker = h;
-                        if (taker) {
-                            v.why = "would share on " + v.node + ", but job " + std::to_string(taker->id) +
-                                    " ahead of it, held, would take the slot (" + s.why() + ")";
-                        } else {
-                            shared[static_cast<std::size_t>(n)] += more;
-                            v.opens = true;
-                        }
-                    }
-                    if (s.hold) {
-                        held.push_back(&job);
-                        gpus_ahead += request.gpus_per_node * request.nodes;
-                        ahead_gpu_s += request.gpus_per_node * request.nodes * std::max(0.0, job.time_limit_s);
+                    const int after = offered(n) + more;
+                    const PendingJob* taker = nullptr;
+                    for (const PendingJob* h : held)
+                        if (may_run_on(*h, n) && h->nodes <= 1 && h->slots_per_node <= after) taker = h;
+                    if (taker) {
+                        v.why = "would share on " + v.node + ", but job " + std::to_string(taker->id) +
+                                " ahead of it, held, would take the slot (" + w.why + ")";
+                    } else {
+                        shared[static_cast<std::size_t>(n)] += more;
+                        v.opens = true;
                     }
                 }
+            } else if (w.outcome == Weighed::Outcome::Held) {
+                held.push_back(&job);
+                ahead.add(job);
             }
         }
         plan.verdicts.push_back(std::move(v));

@@ -22,22 +22,12 @@
 #include <vector>
 
 #include "config/elastic_config.hpp"
+#include "daemon/steering/pending_weigh.hpp"
 #include "place/cluster_state.hpp"
 #include "place/policy.hpp"
 #include "place/sharing_rule.hpp"
 
 namespace coloc::daemon {
-
-// A job Slurm holds pending in a bind partition, as elastic slots weigh it.
-struct PendingJob {
-    std::int64_t id = 0;
-    std::int64_t uid = -1;
-    const model::JobProfile* profile = nullptr;  // never null (the default when untagged)
-    int slots_per_node = 1;                      // gpuslot per node: one slot on each of that many GPUs
-    int nodes = 1;
-    double time_limit_s = 0;         // its expected solo run time; 0 = unknown (never held)
-    std::vector<int> allowed_nodes;  // node indices it may run on; empty = any sized node
-};
 
 // Running jobs' expected ends (epoch seconds) as Slurm tells them (start + time limit); a job
 // not listed has no known end.

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <sstream>
 #include <stdexcept>
 
 #include "daemon/log.hpp"
+#include "slurm/pending_jobs.hpp"
 
 namespace coloc::daemon {
 
@@ -55,14 +57,19 @@ SlurmNodeWriter::~SlurmNodeWriter() {
         std::map<std::string, int> slot_nodes;  // node -> its full count
         for (const auto& [node, _] : status_.admin) nodes.push_back(node);
         for (const auto& [node, _] : status_.admin_slots) slot_nodes.emplace(node, 0);
+        std::vector<JobUpdate> releases;  // a held job's lease renewal is dropped; its release is not
+        const auto now = static_cast<std::int64_t>(std::time(nullptr));
         for (const Task& t : queue_) {
-            if (const auto* u = std::get_if<NodeUpdate>(&t)) {
+            if (const auto* j = std::get_if<JobUpdate>(&t)) {
+                if (j->begin <= now) releases.push_back(*j);
+            } else if (const auto* u = std::get_if<NodeUpdate>(&t)) {
                 if (std::find(nodes.begin(), nodes.end(), u->node) == nodes.end()) nodes.push_back(u->node);
             } else if (const auto* s = std::get_if<SlotUpdate>(&t)) {
                 slot_nodes[s->node] = std::max(slot_nodes[s->node], s->full);
             }
         }
         queue_.clear();
+        for (const JobUpdate& j : releases) queue_.push_back(j);
         for (const std::string& node : nodes) queue_.push_back(NodeUpdate{node, std::nullopt});
         for (const auto& [node, full] : slot_nodes) queue_.push_back(SlotUpdate{node, std::nullopt, full});
         stop_ = true;
@@ -81,6 +88,15 @@ void SlurmNodeWriter::submit(std::vector<NodeUpdate> updates) {
 }
 
 void SlurmNodeWriter::submit(std::vector<SlotUpdate> updates) {
+    if (updates.empty()) return;
+    {
+        std::lock_guard lock(mu_);
+        for (auto& u : updates) queue_.push_back(std::move(u));
+    }
+    wake_.notify_all();
+}
+
+void SlurmNodeWriter::submit(std::vector<JobUpdate> updates) {
     if (updates.empty()) return;
     {
         std::lock_guard lock(mu_);
@@ -233,6 +249,26 @@ void SlurmNodeWriter::apply(const SlotUpdate& u) {
         status_.slots_set.erase(u.node);
     }
     log_debug("elastic slots: " + u.node + " " + kSlot + "=" + std::to_string(want));
+}
+
+}  // namespace coloc::daemon
+
+namespace coloc::daemon {
+
+// Runs on the worker thread; status_ under the lock. A job that started, ended or was
+// cancelled since the round is refused: counted, logged at debug level only.
+void SlurmNodeWriter::apply(const JobUpdate& u) {
+    std::string why;
+    const bool ok = slurm::update_pending_job(u.job, u.begin, u.nodes, why);
+    std::lock_guard lock(mu_);
+    if (!ok) {
+        ++status_.jobs_failed;
+        log_debug("admission: " + why);
+        return;
+    }
+    ++status_.jobs_sent;
+    log_debug("admission: job " + std::to_string(u.job) + " BeginTime=" + std::to_string(u.begin) +
+              (u.nodes ? " NodeList=" + *u.nodes : ""));
 }
 
 }  // namespace coloc::daemon

@@ -8,6 +8,9 @@
 // is switched off or colocd stops cleanly. Before each later change it reads the node again, so
 // that what an admin changed meanwhile (a weight colocd did not set, features) stays the admin's.
 //
+// Admission (daemon/steering/admission.hpp) sends its pending-job updates (BeginTime, node list)
+// through the same queue; when colocd stops, the releases already queued are still sent.
+//
 // Elastic slots (daemon/steering/elastic_slots.hpp) go the same way: the node's gpuslot count is
 // set by sending its whole Gres string with that count changed (Slurm drops a GRES an update
 // leaves out). The admin's count, given back when elastic slots stop, is the larger of what the
@@ -27,6 +30,7 @@
 #include <variant>
 #include <vector>
 
+#include "daemon/steering/admission.hpp"
 #include "daemon/steering/elastic_slots.hpp"
 #include "daemon/steering/steering.hpp"
 #include "slurm/nodes.hpp"
@@ -49,6 +53,7 @@ public:
     // Queued; the worker applies them in order.
     void submit(std::vector<NodeUpdate> updates);
     void submit(std::vector<SlotUpdate> updates);
+    void submit(std::vector<JobUpdate> updates);
     // Waits (up to `timeout_ms`) until everything submitted so far was sent; false on timeout.
     bool flush(int timeout_ms);
 
@@ -59,14 +64,17 @@ public:
         std::map<std::string, slurm::SlurmNodeSettings> admin;  // what colocd gives back, per node
         std::map<std::string, int> admin_slots;                 // the gpuslot count given back, per node
         std::map<std::string, int> slots_set;                   // the gpuslot count colocd last set, per node
+        std::int64_t jobs_sent = 0;                             // pending-job updates Slurm accepted (admission)
+        std::int64_t jobs_failed = 0;                           // refused: mostly jobs that started meanwhile
     };
     Status status() const;
 
 private:
-    using Task = std::variant<NodeUpdate, SlotUpdate>;
+    using Task = std::variant<NodeUpdate, SlotUpdate, JobUpdate>;
     void work();
     void apply(const NodeUpdate& u);
     void apply(const SlotUpdate& u);
+    void apply(const JobUpdate& u);
     void failed(const std::string& why);  // under the lock
 
     mutable std::mutex mu_;

@@ -11,20 +11,11 @@ require_plugin
 cluster=$ITEST_REPO/scripts/slurm-cluster
 
 # For this test only: n1-n2 and n3-n4 on two leaf links, steering on with a round every second.
-yaml=$COLOC_CLUSTER_DIR/colocd.yaml
-cp "$yaml" "$ITEST_OUT/colocd.yaml.orig"
-restore() {
-    local ids
-    ids=$(squeue -h -o %i 2>/dev/null | tr '\n' ' ')
-    # shellcheck disable=SC2086
-    [ -z "$ids" ] || scancel $ids 2>/dev/null
-    cp "$ITEST_OUT/colocd.yaml.orig" "$yaml"
-    "$cluster" colocd-stop >/dev/null 2>&1
+restore_more() {
     scontrol update NodeName=n3 AvailableFeatures= ActiveFeatures= 2>/dev/null
     scontrol update NodeName=n4 Weight=1 AvailableFeatures= ActiveFeatures= 2>/dev/null
-    "$cluster" colocd-start >/dev/null 2>&1
 }
-trap restore EXIT
+own_colocd_yaml
 grep -q 'names: "n\[1-4\]", type: quad, link: leaf1' "$yaml" || fail "unexpected node list in $yaml"
 sed -i 's/names: "n\[1-4\]", type: quad, link: leaf1 }/names: "n[1-2]", type: quad, link: leaf1 }\n  - { names: "n[3-4]", type: quad, link: leaf2 }/' "$yaml"
 cat >>"$yaml" <<'EOF'

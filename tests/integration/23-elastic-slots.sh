@@ -12,21 +12,8 @@ require_colocd
 require_plugin
 cluster=$ITEST_REPO/scripts/slurm-cluster
 
-yaml=$COLOC_CLUSTER_DIR/colocd.yaml
-cp "$yaml" "$ITEST_OUT/colocd.yaml.orig"
-no_jobs() { [ -z "$(squeue -h -o %i 2>/dev/null)" ]; }
-restore() {
-    local ids
-    ids=$(squeue -h -o %i 2>/dev/null | tr '\n' ' ')
-    # shellcheck disable=SC2086
-    [ -z "$ids" ] || scancel $ids 2>/dev/null
-    wait_for 20 no_jobs || true  # colocd hears of every end before it stops
-    cp "$ITEST_OUT/colocd.yaml.orig" "$yaml"
-    "$cluster" colocd-stop >/dev/null 2>&1
-    for n in n1 n2 n3 n4; do scontrol update NodeName=$n Gres=gpu:4,gpuslot:8 2>/dev/null; done
-    "$cluster" colocd-start >/dev/null 2>&1
-}
-trap restore EXIT
+restore_more() { for n in n1 n2 n3 n4; do scontrol update NodeName=$n Gres=gpu:4,gpuslot:8 2>/dev/null; done; }
+own_colocd_yaml
 wait_for 20 no_jobs || fail "jobs of an earlier test still listed: $(squeue -h -o '%i %T' | tr '\n' ' ')"
 [ "$(colocctl status | sed -n 's/^running_jobs *= *//p')" = 0 ] || fail "colocd counts running jobs before the test"
 cat >>"$yaml" <<'EOF2'

@@ -96,3 +96,26 @@ run_job() {
 colocd_running() { [ -r "$COLOCD_PIDFILE" ] && kill -0 "$(cat "$COLOCD_PIDFILE")" 2>/dev/null; }
 require_colocd() { colocd_running || skip "colocd does not run (cluster started with --no-colocd)"; }
 require_plugin() { [ -f "$COLOC_BUILD_DIR/spank_coloc.so" ] || skip "$COLOC_BUILD_DIR/spank_coloc.so not built"; }
+
+no_jobs() { [ -z "$(squeue -h -o %i 2>/dev/null)" ]; }
+
+# For a test that runs colocd with a colocd.yaml of its own ($yaml, edited after this call):
+# on exit every job is cancelled and waited for (colocd hears of the ends), the cluster's file
+# comes back and colocd restarts with it. A test's `restore_more`, when it defines one, runs
+# while colocd is stopped.
+own_colocd_yaml() {
+    yaml=$COLOC_CLUSTER_DIR/colocd.yaml
+    cp "$yaml" "$ITEST_OUT/colocd.yaml.orig"
+    trap restore_colocd_yaml EXIT
+}
+restore_colocd_yaml() {
+    local ids
+    ids=$(squeue -h -o %i 2>/dev/null | tr '\n' ' ')
+    # shellcheck disable=SC2086
+    [ -z "$ids" ] || scancel $ids 2>/dev/null
+    wait_for 20 no_jobs || true
+    cp "$ITEST_OUT/colocd.yaml.orig" "$yaml"
+    "$ITEST_REPO/scripts/slurm-cluster" colocd-stop >/dev/null 2>&1
+    if declare -F restore_more >/dev/null; then restore_more; fi
+    "$ITEST_REPO/scripts/slurm-cluster" colocd-start >/dev/null 2>&1
+}

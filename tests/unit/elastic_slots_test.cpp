@@ -1,13 +1,11 @@
-// Elastic slots on hand-made cases whose answer is known. A test model slows two "heavy" jobs on
-// one GPU to 1.9 each and anything sharing with a "light" job to 1.05, so sharing a heavy
-// neighbour's GPU for W seconds costs a heavy job and its neighbour min(W, R) * 1.9 * (1 - 1/1.9)
-// = 0.9 min(W, R) each, a light job 0.05 min(W, R) each, against the wait for a GPU of its own.
+// Elastic slots on hand-made cases whose answer is known (the pair model of pending_cluster.hpp).
 #include <doctest/doctest.h>
 
 #include "config/config.hpp"
 #include "daemon/steering/elastic_slots.hpp"
 #include "place/coloc_policy.hpp"
 #include "slurm/nodes.hpp"
+#include "tests/unit/pending_cluster.hpp"
 
 using namespace coloc;
 using namespace coloc::daemon;
@@ -15,44 +13,7 @@ using place::JobId;
 
 namespace {
 
-class PairModel final : public model::InterferenceModel {
-public:
-    double slowdown(const model::JobProfile& job, std::span<const model::Neighbour> neighbours) const override {
-        double s = 1;
-        for (const model::Neighbour& n : neighbours)
-            if (n.where == model::Sharing::Gpu) s += job.name == "light" || n.profile->name == "light" ? 0.05 : 0.9;
-        return s;
-    }
-    std::string name() const override { return "pairs"; }
-};
-
-struct Cluster {
-    place::Topology topo = place::uniform_topology(1, 2, 2);  // one node, 2 GPUs x 2 slots
-    place::ClusterState state{topo};
-    model::JobProfile heavy, light;
-    PairModel model;
-    place::ColocPolicy policy{model};
-    std::map<JobId, double> ends;  // now is 0
-    Cluster() {
-        heavy.name = "heavy";
-        light.name = "light";
-    }
-    void run(JobId id, int gpu, double end) {
-        place::RunningJob j;
-        j.id = id;
-        j.profile = &heavy;
-        j.where = {{0, {gpu}}};
-        REQUIRE(state.add(std::move(j)));
-        if (end > 0) ends[id] = end;
-    }
-    PendingJob pending(std::int64_t id, const model::JobProfile& p, double limit_s, int slots = 1) const {
-        PendingJob j;
-        j.id = id;
-        j.profile = &p;
-        j.time_limit_s = limit_s;
-        j.slots_per_node = slots;
-        return j;
-    }
+struct Cluster : PendingCluster {
     ElasticPlan plan(const std::vector<PendingJob>& queue, std::vector<int> running_use = {}) const {
         const KnownEnds time(state, 0, ends);
         return plan_elastic_slots(state, policy, time, {0}, running_use, queue);

@@ -1,0 +1,16 @@
+// The `admission:` setting of colocd.yaml (colocd.yaml(5)); what it means is in
+// daemon/steering/admission.hpp.
+#pragma once
+
+namespace coloc::daemon {
+
+struct AdmissionConfig {
+    bool enabled = true;             // at start; `colocctl admission on|off` switches at runtime
+    int interval_s = 2;              // Slurm's pending jobs are read (and jobs released or held) this often
+    int lease_s = 60;                // a held job's BeginTime is at most this far ahead: it starts by itself
+                                     // that long after colocd stops renewing it
+    int max_updates_per_round = 64;  // job updates sent to Slurm per round (rate limit)
+    int max_pending_jobs = 200;      // the head of Slurm's queue weighed per round (a round's cost)
+};
+
+}  // namespace coloc::daemon

@@ -1,0 +1,78 @@
+// colocd's side of admission (daemon/steering/admission.hpp): the admin switch
+// (`colocctl admission on|off`), what it holds and why, and the release of every held job when
+// colocd stops. The rounds themselves run in elastic_ops.cpp's size_slots, from the same read
+// of Slurm's queue.
+#include <ctime>
+
+#include "daemon/log.hpp"
+#include "daemon/service/slot_sizing.hpp"
+#include "proto/fields.hpp"
+
+namespace coloc::daemon {
+
+using proto::json;
+
+namespace {
+
+std::int64_t now_s() { return static_cast<std::int64_t>(std::time(nullptr)); }
+
+}  // namespace
+
+SlotSizing::~SlotSizing() { submit_to_slurm(admission_.release_all(now_s())); }
+
+void SlotSizing::submit_to_slurm(std::vector<JobUpdate> updates) {
+    if (updates.empty()) return;
+    if (!node_writer_) node_writer_ = std::make_unique<SlurmNodeWriter>();
+    node_writer_->submit(std::move(updates));
+}
+
+json SlotSizing::admission_json() const {
+    json held = json::array();
+    for (const AdmissionVerdict& v : admission_.verdicts())
+        if (v.gated)
+            held.push_back({{"job_id", v.id}, {"uid", v.uid}, {"released", v.release}, {"node", v.node}, {"why", v.why}});
+    json out = {{"enabled", admission_.enabled()},
+                {"active", admission_on()},
+                {"interval_s", admission_.config().interval_s},
+                {"lease_s", admission_.config().lease_s},
+                {"rounds", admission_.rounds()},
+                {"released", admission_.released()},
+                {"held", admission_.held()},
+                {"last_round", admission_.last_round_s()},
+                {"pending", held},
+                {"last_error", queue_error_}};
+    if (node_writer_) {
+        const auto st = node_writer_->status();
+        out["slurm_updates_sent"] = st.jobs_sent;
+        out["slurm_updates_failed"] = st.jobs_failed;
+    }
+    return out;
+}
+
+// {"op":"admission"} reads; {"op":"admission","enabled":true|false} switches (admins only: the
+// route table's admin_field). Switching off answers once Slurm has every held job released (or
+// after 5 s).
+json SlotSizing::on_admission(const proto::Request& req, const proto::Identity& who) {
+    if (req.body.contains("enabled")) {
+        const bool on = proto::get_bool_or(req.body, "enabled", false);
+        if (admission_.enabled() != on) log_info(std::string("admission switched ") + (on ? "on" : "off"));
+        submit_to_slurm(admission_.set_enabled(on, now_s()));
+        if (!on && node_writer_) node_writer_->flush(5000);
+    }
+    json out = admission_json();
+    if (!access_.is_admin(who.uid)) {  // a plain user sees the verdicts on their own jobs only
+        json mine = json::array();
+        for (const json& v : out["pending"])
+            if (access_.may_see(v["uid"].get<std::int64_t>(), who.uid)) mine.push_back(v);
+        out["pending"] = mine;
+    }
+    return {{"admission", out}};
+}
+
+json SlotSizing::admission_verdict_of(std::int64_t job_id, const proto::Identity& who) const {
+    const AdmissionVerdict* v = admission_.verdict_of(job_id);
+    if (!v || !access_.may_see(v->uid, who.uid)) return nullptr;
+    return {{"released", v->release}, {"node", v->node}, {"why", v->why}};
+}
+
+}  // namespace coloc::daemon

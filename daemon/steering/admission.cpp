@@ -1,0 +1,156 @@
+#include "daemon/steering/admission.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace coloc::daemon {
+
+namespace {
+
+constexpr std::size_t kVerdictsKept = 4096;  // jobs whose last verdict explain can still show
+// Released jobs stand in the round's copy of the cluster under ids no running job has.
+constexpr place::JobId kReleasedIds = place::JobId{1} << 62;
+
+// A job colocd keeps pending, and when it is expected to find its GPUs.
+struct Kept {
+    const PendingJob* job;
+    double start_s;  // seconds from now
+};
+
+void add_released(place::ClusterState& state, const PendingJob& job, const place::Candidate& where) {
+    place::RunningJob r;
+    r.id = kReleasedIds + static_cast<place::JobId>(job.id);
+    r.profile = job.profile;
+    r.where = where.where;
+    state.add(std::move(r), false);
+}
+
+}  // namespace
+
+std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster, const place::Policy& policy,
+                                             const place::TimeOutlook& time, const std::vector<int>& nodes,
+                                             const std::vector<PendingJob>& pending) {
+    place::ClusterState state = cluster;
+    const place::Topology& topo = state.topology();
+    std::vector<AdmissionVerdict> out;
+    std::vector<Kept> kept;
+    QueueAhead ahead;
+    ahead.others_waiting = static_cast<int>(pending.size()) - 1;
+    const double inf = std::numeric_limits<double>::infinity();
+    for (const PendingJob& job : pending) {
+        AdmissionVerdict v;
+        v.id = job.id;
+        v.uid = job.uid;
+        v.gated = job.gated;
+        place::JobRequest request;
+        if (job.gated && job.nodes > 1) {
+            v.release = true;
+            v.why = "released: a job on several nodes is not weighed (Slurm picks its nodes at once)";
+            out.push_back(std::move(v));
+            continue;
+        }
+        if (job.gated && job.time_limit_s <= 0) {
+            v.release = true;
+            v.why = "released: no time limit, so the rule cannot weigh what sharing costs it";
+            out.push_back(std::move(v));
+            continue;
+        }
+        const Weighed w = weigh_pending(state, policy, time, job, nodes, ahead, request);
+        const bool fits = w.outcome == Weighed::Outcome::OwnGpus || w.outcome == Weighed::Outcome::Shares;
+        const std::string node = w.node >= 0 ? topo.nodes()[static_cast<std::size_t>(w.node)].name : "";
+        if (!job.gated) {
+            // In Slurm's hands: it starts wherever it fits first.
+            if (w.decision.placed) add_released(state, job, w.decision.chosen);
+            else ahead.add(job);
+            v.why = "not gated by coloc";
+            out.push_back(std::move(v));
+            continue;
+        }
+        const Kept* blocks = nullptr;  // a held job ahead whose GPUs this one would take
+        if (w.outcome == Weighed::Outcome::OwnGpus)
+            for (const Kept& k : kept)
+                if (may_run_on(*k.job, w.node) && job.time_limit_s > k.start_s) blocks = &k;
+        if (fits && !blocks) {
+            v.release = true;
+            if (!job.own_node_list) v.node = node;
+            v.why = "released: " + w.why;
+            add_released(state, job, w.decision.chosen);
+        } else {
+            v.why = blocks ? "held: would take GPUs on " + node + " that job " + std::to_string(blocks->job->id) +
+                                 " ahead of it waits for, and runs past their expected start"
+                           : (w.outcome == Weighed::Outcome::Held ? w.why : "held: " + w.why);
+            const double start = time.wait_for_idle_nodes(1, std::max(1, job.slots_per_node), inf);
+            kept.push_back({&job, start});
+            ahead.add(job);
+        }
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+std::vector<JobUpdate> AdmissionGate::set_enabled(bool on, std::int64_t now_s) {
+    if (on == enabled_) return {};
+    enabled_ = on;
+    verdicts_.clear();
+    return on ? std::vector<JobUpdate>{} : release_all(now_s);
+}
+
+std::vector<JobUpdate> AdmissionGate::release_all(std::int64_t now_s) {
+    std::vector<JobUpdate> out;
+    for (const auto& [job, _] : lease_until_) out.push_back({job, now_s, std::nullopt});
+    lease_until_.clear();
+    return out;
+}
+
+std::vector<JobUpdate> AdmissionGate::apply(const std::vector<AdmissionVerdict>& verdicts, std::int64_t now_s) {
+    if (!enabled_) return {};
+    ++rounds_;
+    last_round_s_ = now_s;
+    verdicts_ = verdicts;
+    std::vector<JobUpdate> releases, renewals, unpins;
+    std::map<std::int64_t, std::int64_t> leases, pinned;  // of the jobs still pending
+    for (const AdmissionVerdict& v : verdicts) {
+        if (const auto it = lease_until_.find(v.id); it != lease_until_.end()) leases.insert(*it);
+        if (const auto it = pinned_at_.find(v.id); it != pinned_at_.end()) pinned.insert(*it);
+        if (v.gated) {
+            last_seen_[v.id] = v;
+            if (v.release) {
+                releases.push_back({v.id, now_s, v.node.empty() ? std::nullopt : std::optional(v.node)});
+            } else if (const auto it = leases.find(v.id);
+                       it == leases.end() || it->second - now_s < cfg_.lease_s / 2) {
+                renewals.push_back({v.id, now_s + cfg_.lease_s, std::nullopt});
+            }
+        } else if (const auto it = pinned.find(v.id); it != pinned.end() && now_s - it->second >= cfg_.lease_s) {
+            // Released with a node a lease ago and still pending: the node is no longer the
+            // best guess, and Slurm may start it anywhere.
+            unpins.push_back({v.id, now_s, std::string()});
+        }
+    }
+    while (last_seen_.size() > kVerdictsKept) last_seen_.erase(last_seen_.begin());
+    std::vector<JobUpdate> out = std::move(releases);
+    out.insert(out.end(), renewals.begin(), renewals.end());
+    out.insert(out.end(), unpins.begin(), unpins.end());
+    const auto cap = static_cast<std::size_t>(std::max(cfg_.max_updates_per_round, 1));
+    if (out.size() > cap) out.resize(cap);  // the rest are asked for again at the next round
+    for (const JobUpdate& u : out) {
+        if (u.nodes && u.nodes->empty()) {
+            pinned.erase(u.job);
+        } else if (u.begin == now_s) {
+            leases.erase(u.job);
+            if (u.nodes) pinned[u.job] = now_s;
+            ++released_;
+        } else {
+            leases[u.job] = u.begin;
+        }
+    }
+    lease_until_ = std::move(leases);  // jobs that started or left the queue are forgotten
+    pinned_at_ = std::move(pinned);
+    return out;
+}
+
+const AdmissionVerdict* AdmissionGate::verdict_of(std::int64_t job) const {
+    const auto it = last_seen_.find(job);
+    return it == last_seen_.end() ? nullptr : &it->second;
+}
+
+}  // namespace coloc::daemon

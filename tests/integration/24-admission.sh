@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Admission end to end, on by default: with every GPU busy and two transformer residents on n1
+# (each on two GPUs of its own), job_submit.lua gates each timed bind job (BeginTime) and colocd
+# weighs it. A resnet50 job whose pairing with the residents loses more than its wait stays
+# pending (Reason BeginTime, its lease renewed, its priority Slurm's), while a transformer-b16
+# job submitted after it, whose pairing pays, starts at once on the node colocd chose (its node
+# list). When a resident ends, the held job is released onto the GPUs it freed. Killed colocd
+# never leaves a job held: a held job starts by itself once its lease runs out, and no node is
+# drained or changed.
+source "$(dirname "$0")/lib.sh"
+require_colocd
+require_plugin
+cluster=$ITEST_REPO/scripts/slurm-cluster
+
+own_colocd_yaml
+wait_for 20 no_jobs || fail "jobs of an earlier test still listed: $(squeue -h -o '%i %T' | tr '\n' ' ')"
+grep -q "^admission" "$yaml" && fail "the cluster's colocd.yaml sets admission: the default is under test"
+# Only quicker rounds and a shorter lease than the defaults, so that the test is short.
+cat >>"$yaml" <<'EOF2'
+admission:
+  interval_s: 1
+  lease_s: 20
+EOF2
+"$cluster" colocd-stop >/dev/null
+"$cluster" colocd-start >/dev/null || fail "colocd did not start"
+[ "$(colocctl status | sed -n 's/^admission *= *//p')" = on ] || fail "admission is not on by default: $(colocctl status | grep admission)"
+
+running() { [ "$(job_state "$1")" = RUNNING ]; }
+wait_running() { wait_for "${2:-20}" running "$1" || fail "job $1 not running within ${2:-20}s (state $(job_state "$1"), reason $(job_field "$1" Reason))"; }
+verdict() { colocctl admission --json | jq -c --argjson id "$1" '.admission.pending[] | select(.job_id == $id)'; }
+held() { v=$(verdict "$1") && [ -n "$v" ] && [ "$(jq -r .released <<<"$v")" = false ] && [[ $(jq -r .why <<<"$v") == held* ]]; }
+pends_for_begin() { [ "$(job_state "$1")" = PENDING ] && [ "$(job_field "$1" Reason)" = BeginTime ]; }
+job_gpus() { colocctl explain --json "$1" | jq -r '.explain[0].gpus | join(",")'; }
+priority() { squeue -h -j "$1" -o %Q; }
+nodes_untouched() { # no node drained, every node at its full count
+    local n
+    for n in n1 n2 n3 n4; do
+        [[ $(scontrol show node -o "$n") == *"Gres=gpu:4,gpuslot:8 "* ]] || return 1
+        [[ $(scontrol show node -o "$n" | tr ' ' '\n' | sed -n 's/^State=//p') != *DRAIN* ]] || return 1
+    done
+}
+
+note "every GPU busy: fillers on n2-n4, two transformer residents on n1"
+fillers=()
+for n in n2 n3 n4; do
+    fillers+=("$(submit -p bind -w $n --gres=gpuslot:4 -t 30 --coloc-profile=resnet50-b64 --wrap 'sleep 300')")
+done
+r1=$(submit -p bind -w n1 --gres=gpuslot:2 -t 3 --coloc-profile=transformer-b64 --wrap 'sleep 300')
+r2=$(submit -p bind -w n1 --gres=gpuslot:2 -t 3 --coloc-profile=transformer-b64 --wrap 'sleep 300')
+for id in "${fillers[@]}" "$r1" "$r2"; do wait_running "$id"; done
+scontrol show job -o "$r1" | grep -q "AdminComment=.*coloc_gate" || fail "job_submit.lua did not gate timed job $r1: $(scontrol show job -o "$r1")"
+
+note "a resnet50 job whose pairing loses more than its wait is held"
+bad=$(submit -p bind --gres=gpuslot:2 -t 10 --coloc-profile=resnet50-b64 --wrap 'sleep 300')
+wait_for 20 held "$bad" || fail "job $bad not held: $(verdict "$bad"); $(colocctl admission)"
+wait_for 10 pends_for_begin "$bad" || fail "job $bad is $(job_state "$bad") ($(job_field "$bad" Reason)), expected PENDING (BeginTime)"
+colocctl explain "$bad" | grep -q "while pending, admission: held" || fail "explain $bad: $(colocctl explain "$bad")"
+bad_priority=$(priority "$bad")
+
+note "a transformer-b16 job behind it, whose pairing pays, starts at once where colocd chose"
+good=$(submit -p bind --gres=gpuslot:1 -t 1 --coloc-profile=transformer-b16 --wrap 'sleep 300')
+wait_running "$good"
+assert_eq n1 "$(job_field "$good" NodeList)" "node of job $good"
+assert_eq n1 "$(job_field "$good" ReqNodeList)" "node list colocd gave job $good"
+pends_for_begin "$bad" || fail "job $bad started with the good one: $(job_state "$bad") ($(job_field "$bad" Reason))"
+
+note "Slurm's queue order stands: the held job keeps its priority, above the job behind it"
+sleep_until_renewed() { [ "$(colocctl admission --json | jq '.admission.slurm_updates_sent')" -ge 4 ]; }
+wait_for 20 sleep_until_renewed || fail "no lease renewed: $(colocctl admission)"
+assert_eq "$bad_priority" "$(priority "$bad")" "priority of job $bad after its lease was renewed"
+[ "$bad_priority" -gt "$(squeue -h -j "$good" -o %Q)" ] || fail "job $bad ($bad_priority) not ahead of job $good"
+
+note "a resident ends: the held job is released onto the GPUs it freed"
+gpus=$(job_gpus "$good")
+other=$r1
+[[ ",$(job_gpus "$r1")," == *",$gpus,"* ]] && other=$r2
+scancel "$other"
+wait_running "$bad"
+assert_eq "$(job_gpus "$other")" "$(job_gpus "$bad")" "GPUs of job $bad (those job $other freed)"
+assert_eq n1 "$(job_field "$bad" NodeList)" "node of job $bad"
+
+note "a clean stop of colocd releases the job it holds at once"
+bad2=$(submit -p bind --gres=gpuslot:2 -t 10 --coloc-profile=resnet50-b64 --wrap 'sleep 300')
+wait_for 20 held "$bad2" || fail "job $bad2 not held: $(verdict "$bad2")"
+"$cluster" colocd-stop >/dev/null
+# Well inside the lease (20 s, renewed once half of it is gone): the release did it.
+wait_for 8 running "$bad2" || fail "job $bad2 still $(job_state "$bad2") ($(job_field "$bad2" Reason)) after colocd stopped"
+"$cluster" colocd-start >/dev/null || fail "colocd did not start again"
+scancel "$bad2"
+
+note "colocd killed while it holds a job: the job starts by itself when its lease runs out"
+bad3=$(submit -p bind --gres=gpuslot:2 -t 10 --coloc-profile=resnet50-b64 --wrap 'sleep 300')
+wait_for 20 held "$bad3" || fail "job $bad3 not held: $(verdict "$bad3")"
+kill -9 "$(cat "$COLOCD_PIDFILE")"
+wait_for 40 running "$bad3" || fail "job $bad3 still $(job_state "$bad3") ($(job_field "$bad3" Reason)) 40 s after colocd died"
+nodes_untouched || fail "a node was changed: $(scontrol show node -o | cut -c1-200)"
+# colocd back before the jobs end, so that it hears of the ends.
+"$cluster" colocd-start >/dev/null || fail "colocd did not start again"
+echo "admission: a losing job was held and a good one behind it started at once on colocd's node; the held one started when GPUs freed, and by itself when colocd died"

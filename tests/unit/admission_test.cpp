@@ -1,0 +1,187 @@
+// Admission on hand-made cases whose answer is known (the pair model of pending_cluster.hpp):
+// which gated jobs are released, to which node, and what the gate sends Slurm between rounds.
+#include <doctest/doctest.h>
+
+#include "config/config.hpp"
+#include "daemon/steering/admission.hpp"
+#include "daemon/steering/elastic_slots.hpp"
+#include "tests/unit/pending_cluster.hpp"
+
+using namespace coloc;
+using namespace coloc::daemon;
+
+namespace {
+
+struct Cluster : PendingCluster {
+    using PendingCluster::PendingCluster;
+    PendingJob gated(std::int64_t id, const model::JobProfile& p, double limit_s, int slots = 1) const {
+        PendingJob j = pending(id, p, limit_s, slots);
+        j.gated = true;
+        return j;
+    }
+    std::vector<AdmissionVerdict> plan(const std::vector<PendingJob>& queue) const {
+        const KnownEnds time(state, 0, ends);
+        std::vector<int> nodes;
+        for (int n = 0; n < static_cast<int>(topo.nodes().size()); ++n) nodes.push_back(n);
+        return plan_admission(state, policy, time, nodes, queue);
+    }
+};
+
+AdmissionConfig config(int lease_s = 60, int cap = 64) {
+    AdmissionConfig c;
+    c.lease_s = lease_s;
+    c.max_updates_per_round = cap;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("admission: a pairing that loses more than the wait is held, a good one behind it shares") {
+    Cluster c;
+    c.run(1, 0, 100);
+    c.run(2, 1, 100);
+    // heavy: 90 s + 90 s against a 100 s wait; light: 5 s + 5 s.
+    const auto v = c.plan({c.gated(10, c.heavy, 1000), c.gated(11, c.light, 1000)});
+    REQUIRE(v.size() == 2);
+    CHECK_FALSE(v[0].release);
+    CHECK(v[0].why.find("held") == 0);
+    CHECK(v[1].release);
+    CHECK(v[1].node == "n1");
+}
+
+TEST_CASE("admission: a job released in a round stands on the cluster for the jobs behind it") {
+    Cluster c;
+    c.run(1, 0, 100);
+    // The first heavy job takes the idle GPU; the second would share with a heavy job then.
+    const auto v = c.plan({c.gated(10, c.heavy, 1000), c.gated(11, c.heavy, 1000)});
+    REQUIRE(v.size() == 2);
+    CHECK(v[0].release);
+    CHECK(v[0].why.find("GPUs of its own") != std::string::npos);
+    CHECK_FALSE(v[1].release);
+}
+
+TEST_CASE("admission: a job Slurm starts first (not gated) takes its place before the gated ones") {
+    Cluster c;
+    c.run(1, 0, 100);
+    PendingJob first = c.pending(9, c.heavy, 1000);  // job_submit.lua did not gate it
+    const auto v = c.plan({first, c.gated(10, c.heavy, 1000)});
+    REQUIRE(v.size() == 2);
+    CHECK_FALSE(v[0].gated);
+    CHECK_FALSE(v[1].release);  // the idle GPU went to job 9
+}
+
+TEST_CASE("admission: a job behind a held one gets GPUs of its own only if it ends before they are due") {
+    Cluster c;
+    c.run(1, 0, 100);  // GPU 1 idle; GPU 0 frees at 100 s
+    // Job 10 wants both GPUs: one would be shared with a heavy job for 90 + 90 s > its 100 s wait.
+    const auto longer = c.plan({c.gated(10, c.heavy, 1000, 2), c.gated(11, c.heavy, 1000)});
+    REQUIRE(longer.size() == 2);
+    CHECK_FALSE(longer[0].release);
+    CHECK_FALSE(longer[1].release);
+    CHECK(longer[1].why.find("job 10 ahead of it waits for") != std::string::npos);
+    const auto shorter = c.plan({c.gated(10, c.heavy, 1000, 2), c.gated(11, c.heavy, 50)});
+    CHECK_FALSE(shorter[0].release);
+    CHECK(shorter[1].release);  // it ends (50 s) before job 10's GPUs are due (100 s): backfill
+}
+
+TEST_CASE("admission: the engine's node reaches Slurm, unless the user named nodes") {
+    Cluster c(2);
+    c.run(1, 0, 100, 0);
+    c.run(2, 1, 100, 0);  // n1 full, n2 idle
+    PendingJob mine = c.gated(11, c.heavy, 1000);
+    mine.own_node_list = true;
+    const auto v = c.plan({c.gated(10, c.heavy, 1000), mine});
+    REQUIRE(v.size() == 2);
+    CHECK(v[0].release);
+    CHECK(v[0].node == "n2");
+    CHECK(v[1].release);
+    CHECK(v[1].node.empty());
+}
+
+TEST_CASE("admission: jobs the rule cannot weigh are released at once") {
+    Cluster c;
+    c.run(1, 0, 100);
+    c.run(2, 1, 100);
+    PendingJob wide = c.gated(10, c.heavy, 1000);
+    wide.nodes = 2;
+    const auto v = c.plan({wide, c.gated(11, c.heavy, 0)});
+    REQUIRE(v.size() == 2);
+    CHECK(v[0].release);
+    CHECK(v[1].release);
+    CHECK(v[1].why.find("no time limit") != std::string::npos);
+}
+
+TEST_CASE("admission gate: releases now, renews a lease only when half of it is gone") {
+    AdmissionGate gate(config(60));
+    std::vector<AdmissionVerdict> round = {{.id = 10, .uid = 1, .gated = true, .release = false, .node = "", .why = "held"},
+                                           {.id = 11, .uid = 1, .gated = true, .release = true, .node = "n2", .why = ""}};
+    auto u = gate.apply(round, 1000);
+    REQUIRE(u.size() == 2);
+    CHECK(u[0].job == 11);  // releases first
+    CHECK(u[0].begin == 1000);
+    CHECK(u[0].nodes == std::optional<std::string>("n2"));
+    CHECK(u[1].job == 10);
+    CHECK(u[1].begin == 1060);
+    CHECK_FALSE(u[1].nodes);
+    CHECK(gate.held() == 1);
+    round.pop_back();
+    CHECK(gate.apply(round, 1020).empty());  // 40 s of its lease left
+    u = gate.apply(round, 1031);             // 29 s left: renewed
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].begin == 1091);
+    // Gone from the queue (started, cancelled): forgotten.
+    CHECK(gate.apply({}, 1040).empty());
+    CHECK(gate.held() == 0);
+}
+
+TEST_CASE("admission gate: a job given a node and still pending a lease later gets its node list cleared") {
+    AdmissionGate gate(config(60));
+    gate.apply({{.id = 11, .uid = 1, .gated = true, .release = true, .node = "n2", .why = ""}}, 1000);
+    const AdmissionVerdict pending{.id = 11, .uid = 1, .gated = false, .release = false, .node = "", .why = ""};
+    CHECK(gate.apply({pending}, 1030).empty());
+    const auto u = gate.apply({pending}, 1060);
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].nodes == std::optional<std::string>(""));
+    CHECK(gate.apply({pending}, 1200).empty());  // once
+}
+
+TEST_CASE("admission gate: switching off, or stopping, releases every held job") {
+    AdmissionGate gate(config(60));
+    gate.apply({{.id = 10, .uid = 1, .gated = true, .release = false, .node = "", .why = "held"},
+                {.id = 12, .uid = 1, .gated = true, .release = false, .node = "", .why = "held"}},
+               1000);
+    const auto u = gate.set_enabled(false, 1010);
+    REQUIRE(u.size() == 2);
+    for (const JobUpdate& j : u) CHECK(j.begin == 1010);
+    CHECK(gate.held() == 0);
+    CHECK(gate.apply({{.id = 10, .uid = 1, .gated = true, .release = false, .node = "", .why = "held"}}, 1020).empty());
+}
+
+TEST_CASE("admission gate: at most max_updates_per_round, the rest at the next round") {
+    AdmissionGate gate(config(60, 1));
+    const std::vector<AdmissionVerdict> round = {
+        {.id = 10, .uid = 1, .gated = true, .release = false, .node = "", .why = "held"},
+        {.id = 11, .uid = 1, .gated = true, .release = false, .node = "", .why = "held"}};
+    auto u = gate.apply(round, 1000);
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].job == 10);
+    u = gate.apply(round, 1002);
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].job == 11);  // job 10's lease is fresh; job 11's was never sent
+}
+
+TEST_CASE("admission: colocd.yaml, on by default") {
+    const std::string base =
+        "node_types:\n  quad: { gpus: 4, slots_per_gpu: 2 }\nnodes:\n  - { names: n1, type: quad }\n";
+    const Config d = parse_config(base, "t");
+    CHECK(d.admission.enabled);
+    CHECK(d.admission.lease_s >= 2 * d.admission.interval_s);
+    CHECK_FALSE(parse_config(base + "admission: off\n", "t").admission.enabled);
+    const Config c = parse_config(base + "admission: { interval_s: 1, lease_s: 10 }\n", "t");
+    CHECK(c.admission.interval_s == 1);
+    CHECK(c.admission.lease_s == 10);
+    CHECK_THROWS_WITH_AS(parse_config(base + "admission: { interval_s: 10, lease_s: 15 }\n", "t"),
+                         doctest::Contains("less than two intervals"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_config(base + "admission: { leases: 10 }\n", "t"), doctest::Contains("admission"),
+                         ConfigError);
+}
