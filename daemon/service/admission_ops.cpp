@@ -30,7 +30,8 @@ json SlotSizing::admission_json() const {
     json held = json::array();
     for (const AdmissionVerdict& v : admission_.verdicts())
         if (v.gated)
-            held.push_back({{"job_id", v.id}, {"uid", v.uid}, {"released", v.release}, {"node", v.node}, {"why", v.why}});
+            held.push_back(
+                {{"job_id", v.id}, {"uid", v.uid}, {"released", v.release}, {"node", v.node}, {"why", v.why}});
     json out = {{"enabled", admission_.enabled()},
                 {"active", admission_on()},
                 {"interval_s", admission_.config().interval_s},

@@ -49,6 +49,12 @@ std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster,
             out.push_back(std::move(v));
             continue;
         }
+        if (job.gated && std::none_of(nodes.begin(), nodes.end(), [&](int n) { return may_run_on(job, n); })) {
+            v.release = true;
+            v.why = "released: none of its nodes is one colocd shares (bind mode, several slots per GPU)";
+            out.push_back(std::move(v));
+            continue;
+        }
         if (job.gated && job.time_limit_s <= 0) {
             v.release = true;
             v.why = "released: no time limit, so the rule cannot weigh what sharing costs it";
@@ -60,8 +66,10 @@ std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster,
         const std::string node = w.node >= 0 ? topo.nodes()[static_cast<std::size_t>(w.node)].name : "";
         if (!job.gated) {
             // In Slurm's hands: it starts wherever it fits first.
-            if (w.decision.placed) add_released(state, job, w.decision.chosen);
-            else ahead.add(job);
+            if (w.decision.placed)
+                add_released(state, job, w.decision.chosen);
+            else
+                ahead.add(job);
             v.why = "not gated by coloc";
             out.push_back(std::move(v));
             continue;
@@ -116,8 +124,7 @@ std::vector<JobUpdate> AdmissionGate::apply(const std::vector<AdmissionVerdict>&
             last_seen_[v.id] = v;
             if (v.release) {
                 releases.push_back({v.id, now_s, v.node.empty() ? std::nullopt : std::optional(v.node)});
-            } else if (const auto it = leases.find(v.id);
-                       it == leases.end() || it->second - now_s < cfg_.lease_s / 2) {
+            } else if (const auto it = leases.find(v.id); it == leases.end() || it->second - now_s < cfg_.lease_s / 2) {
                 renewals.push_back({v.id, now_s + cfg_.lease_s, std::nullopt});
             }
         } else if (const auto it = pinned.find(v.id); it != pinned.end() && now_s - it->second >= cfg_.lease_s) {

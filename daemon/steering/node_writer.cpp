@@ -259,11 +259,18 @@ namespace coloc::daemon {
 // cancelled since the round is refused: counted, logged at debug level only.
 void SlurmNodeWriter::apply(const JobUpdate& u) {
     std::string why;
-    const bool ok = slurm::update_pending_job(u.job, u.begin, u.nodes, why);
+    bool ok = slurm::update_pending_job(u.job, u.begin, u.nodes, why);
+    // A node list Slurm refuses (say, a node outside the job's partition) must not keep a
+    // release from the job: released without it, Slurm picks the node.
+    if (!ok && u.nodes && !u.nodes->empty()) ok = slurm::update_pending_job(u.job, u.begin, std::nullopt, why);
     std::lock_guard lock(mu_);
     if (!ok) {
-        ++status_.jobs_failed;
-        log_debug("admission: " + why);
+        // Mostly a job that started meanwhile; a refusal of every update (no Operator rights)
+        // shows in the first and in the count.
+        if (status_.jobs_failed++ % 1000 == 0)
+            log_error("admission: " + why + " (refusals so far: " + std::to_string(status_.jobs_failed) + ")");
+        else
+            log_debug("admission: " + why);
         return;
     }
     ++status_.jobs_sent;

@@ -31,8 +31,8 @@ bool may_run_on(const PendingJob& job, int node);
 // What the jobs queued ahead of a job will take before it (those the rule holds, and for
 // admission those Slurm will start first).
 struct QueueAhead {
-    int gpus = 0;         // GPUs they will take when they start
-    double gpu_s = 0;     // and the GPU-seconds they ask for (time limits)
+    int gpus = 0;      // GPUs they will take when they start
+    double gpu_s = 0;  // and the GPU-seconds they ask for (time limits)
     int others_waiting = 0;
     void add(const PendingJob& job);
 };

@@ -113,8 +113,9 @@ TEST_CASE("admission: jobs the rule cannot weigh are released at once") {
 
 TEST_CASE("admission gate: releases now, renews a lease only when half of it is gone") {
     AdmissionGate gate(config(60));
-    std::vector<AdmissionVerdict> round = {{.id = 10, .uid = 1, .gated = true, .release = false, .node = "", .why = "held"},
-                                           {.id = 11, .uid = 1, .gated = true, .release = true, .node = "n2", .why = ""}};
+    std::vector<AdmissionVerdict> round = {
+        {.id = 10, .uid = 1, .gated = true, .release = false, .node = "", .why = "held"},
+        {.id = 11, .uid = 1, .gated = true, .release = true, .node = "n2", .why = ""}};
     auto u = gate.apply(round, 1000);
     REQUIRE(u.size() == 2);
     CHECK(u[0].job == 11);  // releases first
@@ -184,4 +185,17 @@ TEST_CASE("admission: colocd.yaml, on by default") {
                          doctest::Contains("less than two intervals"), ConfigError);
     CHECK_THROWS_WITH_AS(parse_config(base + "admission: { leases: 10 }\n", "t"), doctest::Contains("admission"),
                          ConfigError);
+}
+
+TEST_CASE("admission: a job none of whose nodes colocd shares is released, with no node") {
+    Cluster c(2);
+    c.run(1, 0, 100, 0);
+    c.run(2, 1, 100, 0);
+    PendingJob elsewhere = c.gated(10, c.heavy, 1000);
+    elsewhere.allowed_nodes = {1};
+    const KnownEnds time(c.state, 0, c.ends);
+    const auto v = plan_admission(c.state, c.policy, time, {0}, {elsewhere});  // only n1 is shared
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].release);
+    CHECK(v[0].node.empty());
 }

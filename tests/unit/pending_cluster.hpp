@@ -30,7 +30,7 @@ struct PendingCluster {
     model::JobProfile heavy, light;
     PairModel model;
     place::ColocPolicy policy{model};
-    std::map<place::JobId, double> ends;  // now is 0
+    std::map<place::JobId, double> ends;                                                   // now is 0
     explicit PendingCluster(int nodes = 1) : topo(place::uniform_topology(nodes, 2, 2)) {  // 2 GPUs x 2 slots each
         heavy.name = "heavy";
         light.name = "light";
