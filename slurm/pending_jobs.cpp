@@ -20,7 +20,9 @@ bool update_pending_job(std::int64_t job_id, std::int64_t begin, const std::opti
     }
     job_desc_msg_t desc;
     slurm_init_job_desc_msg(&desc);
-    desc.job_id = static_cast<std::uint32_t>(job_id);
+    // By its string: job_desc_msg_t has job_id_str on every release (25.11 dropped job_id).
+    std::string id = std::to_string(job_id);
+    desc.job_id_str = id.data();
     desc.begin_time = static_cast<time_t>(begin);
     std::string list = nodes.value_or("");
     if (nodes) desc.req_nodes = list.data();  // "" clears the list

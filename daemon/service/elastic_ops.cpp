@@ -1,6 +1,7 @@
-// colocd's side of elastic slots (daemon/steering/elastic_slots.hpp): reading Slurm's jobs off
-// the request path, sizing the bind nodes' gpuslot counts from them, the admin switch
-// (`colocctl elastic on|off`), and the verdict on each pending job for explain.
+// colocd's side of elastic slots (daemon/steering/elastic_slots.hpp): reading Slurm's bind queue
+// off the request path (admission's rounds read it too, admission_ops.cpp), sizing the bind
+// nodes' gpuslot counts from it, the admin switch (`colocctl elastic on|off`), and the verdict
+// on each pending job for explain.
 #include <algorithm>
 #include <chrono>
 #include <ctime>
