@@ -5,6 +5,8 @@
 // the wait for a GPU of its own.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <map>
 
 #include "daemon/steering/pending_weigh.hpp"
