@@ -423,7 +423,8 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     cmd->add_option("--format", a.format,
                     "sacct|jobcomp|coloc-history|swf|helios|gavel|tiresias; detected from the content when left out");
     cmd->add_flag("--skip-bad", a.skip_bad, "skip and count malformed lines instead of stopping at the first");
-    cmd->add_option("--policy", a.policies, "policies to compare, comma-separated (also: coloc-nolearn, oracle)")
+    cmd->add_option("--policy", a.policies,
+                    "policies to compare, comma-separated (also: coloc-nolearn, oracle, slurm-coloc)")
         ->capture_default_str();
     cmd->add_option("--config", a.config, "take the cluster (node types, nodes, links) from this colocd.yaml");
     cmd->add_option("--nodes", a.nodes, "nodes of the default cluster")

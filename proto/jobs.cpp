@@ -78,6 +78,8 @@ json JobRecord::to_json() const {
               {"end", opt(end)},
               {"exit_status", opt(exit_status)},
               {"elapsed_s", opt(elapsed_s)},
+              {"time_limit_s", opt(time_limit_s)},
+              {"work_s", opt(work_s)},
               {"end_reason", opt(end_reason)},
               {"placements", ps}};
     if (colocations) {
@@ -109,6 +111,8 @@ JobRecord JobRecord::from_json(const json& j) {
     read(j, "end", r.end);
     read(j, "exit_status", r.exit_status);
     read(j, "elapsed_s", r.elapsed_s);
+    read(j, "time_limit_s", r.time_limit_s);
+    read(j, "work_s", r.work_s);
     read(j, "end_reason", r.end_reason);
     if (auto it = j.find("placements"); it != j.end() && it->is_array())
         for (const json& p : *it) r.placements.push_back(PlacementRecord::from_json(p));

@@ -47,10 +47,14 @@ struct JobRecord {
     bool profile_unknown = false;  // colocd's catalogue lacks `profile`: the job runs as the default
     // Its latest observation's iteration time against its profile's solo time, where observed.
     std::optional<double> measured_slowdown;
-    std::int64_t submit = 0;  // when colocd first saw it
+    std::int64_t submit = 0;  // Slurm's submit time where colocd read it, else when colocd first saw the job
     std::optional<std::int64_t> start, end;
     std::optional<int> exit_status;
     std::optional<double> elapsed_s;
+    std::optional<double> time_limit_s;  // Slurm's, where colocd read it
+    // What the job would have taken alone: its elapsed time at the mean speed its iteration
+    // reports show against its profile's solo time; none without reports (a replay's work).
+    std::optional<double> work_s;
     std::optional<std::string> end_reason;
     std::vector<PlacementRecord> placements;
     std::optional<std::vector<ColocationRecord>> colocations;  // only in the history of one job

@@ -89,6 +89,10 @@ void read_coloc_history(std::istream& in, Trace& trace, const ReadOptions& optio
             auto elapsed = o.find("elapsed_s");
             job.run_time = (elapsed != o.end() && !elapsed->is_null()) ? number(*elapsed, "elapsed_s")
                                                                        : end_s - job.recorded_start;
+            // What it would have taken alone, where its iteration reports tell: the replay slows
+            // it by the neighbours its own placement gives it, not by those it had here.
+            if (auto work = o.find("work_s"); work != o.end() && !work->is_null())
+                job.run_time = number(*work, "work_s");
             if (auto limit = o.find("time_limit_s"); limit != o.end() && !limit->is_null())
                 job.time_limit = number(*limit, "time_limit_s");
             const json& placements = field(o, "placements");

@@ -4,6 +4,7 @@
 
 #include "model/coloc_model.hpp"
 #include "place/policy_factory.hpp"
+#include "place/slurm_node_policy.hpp"
 
 namespace coloc::replay {
 
@@ -16,6 +17,7 @@ const std::vector<std::string>& replay_policy_names() {
         std::vector<std::string> n = place::policy_names();
         n.push_back("coloc-nolearn");
         n.push_back("oracle");
+        n.push_back("slurm-coloc");
         return n;
     }();
     return names;
@@ -58,16 +60,21 @@ ReplayResult run_replay(const Workload& workload, const ReplaySetup& setup) {
         place::ColocOptions coloc = setup.coloc;
         coloc.reuse_predictions = true;
         const bool judged = name == "coloc" || name == "coloc-nolearn";
+        // colocd without admission learns as colocd does; it only has no say in when jobs start.
+        const bool slurm_node = name == "slurm-coloc";
         std::unique_ptr<model::InterferenceModel> own =
-            name == "coloc" && setup.learning ? learning_copy(setup) : nullptr;
+            (name == "coloc" || slurm_node) && setup.learning ? learning_copy(setup) : nullptr;
         const model::InterferenceModel* model = own ? own.get() : setup.model;
-        if (judged && !model) throw std::invalid_argument("replay: policy '" + name + "' needs a model");
+        if ((judged || slurm_node) && !model)
+            throw std::invalid_argument("replay: policy '" + name + "' needs a model");
         // The oracle: coloc's engine and rule, placing by the truth itself.
         std::unique_ptr<place::Policy> policy;
         if (name == "oracle")
             policy = std::make_unique<place::ColocPolicy>(*setup.truth, coloc, "oracle");
         else if (name == "coloc-nolearn")
             policy = std::make_unique<place::ColocPolicy>(*model, coloc, "coloc-nolearn");
+        else if (slurm_node)
+            policy = std::make_unique<place::SlurmNodeColocGpus>(*model, coloc);
         else
             policy = place::make_policy(name, name == "coloc" ? model : nullptr, coloc);
         if (setup.on_policy) setup.on_policy(name);
@@ -77,7 +84,7 @@ ReplayResult run_replay(const Workload& workload, const ReplaySetup& setup) {
         sim.learning.learner = own ? own->learner() : nullptr;
         if (own && sim.learning.gpu_types.empty()) sim.learning.gpu_types = gpu_types_of(*own, *setup.topology);
         // Only a model that learns gains from trying a pairing its margin holds back.
-        sim.explore_share = own ? setup.explore_share : 0;
+        sim.explore_share = own && !slurm_node ? setup.explore_share : 0;
         result.runs.push_back(simulate(*setup.topology, *policy, capacity_of(name), *setup.truth, workload.jobs, sim));
         result.summaries.push_back(summarize(workload.jobs, result.runs.back(), setup.topology->total_gpus()));
     }

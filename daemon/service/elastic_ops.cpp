@@ -121,6 +121,19 @@ BindQueue SlotSizing::bind_queue(const SlurmSnapshot& snap, int max_pending) con
     return q;
 }
 
+void SlotSizing::remember_times(const SlurmSnapshot& snap) {
+    slurm_times_.clear();
+    for (const SlurmJob& j : snap.jobs)
+        if ((j.pending || j.running) && j.submit_time > 0)
+            slurm_times_[j.job_id] = {j.submit_time, static_cast<double>(j.time_limit_s)};
+}
+
+std::optional<SlurmJobTimes> SlotSizing::slurm_times_of(std::int64_t job_id) const {
+    const auto it = slurm_times_.find(job_id);
+    if (it == slurm_times_.end()) return std::nullopt;
+    return it->second;
+}
+
 void SlotSizing::size_slots(std::int64_t now_ms) {
     // The queue is read even with both levers off: jobs job_submit.lua gated are then released.
     const bool elastic = elastic_.enabled(), admit = admission_.enabled() && !elastic;
@@ -133,6 +146,7 @@ void SlotSizing::size_slots(std::int64_t now_ms) {
         return;
     }
     queue_error_.clear();
+    remember_times(answer->snapshot);
     try {
         const auto& topo = state_.cfg.topology;
         const SlurmSnapshot& snap = answer->snapshot;

@@ -232,14 +232,19 @@ json Launch::on_ended(const proto::Request& req, const proto::Identity&) {
 }
 
 JobRow Launch::placed_job_row(const proto::PlaceRequest& r, std::int64_t now) {
-    return {.job_id = r.job_id,
-            .uid = r.job_uid,
-            .user = state_.user_names.of(r.job_uid, now),
-            .job_name = r.job_name,
-            .partition = r.partition,
-            .profile = r.profile,
-            .first_seen = now,
-            .state = JobState::Placed};
+    JobRow row{.job_id = r.job_id,
+               .uid = r.job_uid,
+               .user = state_.user_names.of(r.job_uid, now),
+               .job_name = r.job_name,
+               .partition = r.partition,
+               .profile = r.profile,
+               .first_seen = now,
+               .state = JobState::Placed};
+    if (const std::optional<SlurmJobTimes> times = sizing_.slurm_times_of(r.job_id)) {
+        row.submitted = times->submitted;
+        if (times->time_limit_s > 0) row.time_limit_s = times->time_limit_s;
+    }
+    return row;
 }
 
 std::vector<ColocationRow> Launch::opened_colocations(const proto::PlaceRequest& r, const place::Placement& mine,

@@ -91,6 +91,17 @@ json Queries::on_nodes(const proto::Request&, const proto::Identity&) {
 
 namespace {
 
+// Reports come at a steady interval, so their mean rate is the job's mean speed over its run;
+// never faster than alone.
+std::optional<double> solo_work(const std::vector<ObservationRow>& reports, double elapsed_s, double solo_iter_s) {
+    double rate = 0;
+    int n = 0;
+    for (const ObservationRow& o : reports)
+        if (o.iter_time_s > 0) rate += std::min(1.0, solo_iter_s / o.iter_time_s), ++n;
+    if (n == 0 || solo_iter_s <= 0) return std::nullopt;
+    return elapsed_s * rate / n;
+}
+
 // A job's record as colocctl reads it (proto/jobs.hpp), with its placements.
 proto::JobRecord job_record(State& state, const JobRow& job) {
     Store& store = state.store;
@@ -104,14 +115,19 @@ proto::JobRecord job_record(State& state, const JobRow& job) {
     r.profile = job.profile;
     // colocd keeps the name typed; what it placed by is the default profile (catalogue lookup).
     r.profile_unknown = state.profile_unknown(job.profile);
-    if (const auto iter = store.last_iter_time(job.job_id))
-        r.measured_slowdown = std::max(1.0, *iter / catalogue.lookup(job.profile).iter_time_s);
+    const double profile_iter_s = catalogue.lookup(job.profile).iter_time_s;
+    if (const auto iter = store.last_iter_time(job.job_id)) r.measured_slowdown = std::max(1.0, *iter / profile_iter_s);
     r.state = to_string(job.state);
-    r.submit = job.first_seen;
+    r.submit = job.submitted.value_or(job.first_seen);
     r.start = job.start;
     r.end = job.end;
     r.exit_status = job.exit_status;
     r.elapsed_s = job.elapsed_s;
+    r.time_limit_s = job.time_limit_s;
+    // Against the solo time colocd learns by (Learning::on_observe), as the model is.
+    if (job.elapsed_s)
+        r.work_s = solo_work(store.observations_of(job.job_id), *job.elapsed_s,
+                             state.learned.solo_iter_time(catalogue.lookup(job.profile)));
     r.end_reason = job.end_reason;
     for (const PlacementRow& p : store.placements_of(job.job_id))
         r.placements.push_back(

@@ -35,6 +35,12 @@ struct BindQueue {
     std::vector<PendingJob> pending;      // Slurm's order, the head only
 };
 
+// A job's submit time and time limit as Slurm's queue showed them (for colocd's history).
+struct SlurmJobTimes {
+    std::int64_t submitted = 0;
+    double time_limit_s = 0;  // 0 = none
+};
+
 class SlotSizing : public Periodic {
 public:
     // Throws ConfigError naming a steering class profile the catalogue does not hold.
@@ -60,6 +66,8 @@ public:
     proto::json elastic_verdict_of(std::int64_t job_id, const proto::Identity& who) const;
     // The latest admission verdict on a job while colocd held it, when `who` may see it; null if none.
     proto::json admission_verdict_of(std::int64_t job_id, const proto::Identity& who) const;
+    // A job's times in the latest read of Slurm's queue; nullopt when that read did not hold it.
+    std::optional<SlurmJobTimes> slurm_times_of(std::int64_t job_id) const;
 
 private:
     void steer(std::int64_t now_ms);
@@ -68,6 +76,7 @@ private:
     void submit_to_slurm(std::vector<SlotUpdate> updates);
     void submit_to_slurm(std::vector<JobUpdate> updates);
     BindQueue bind_queue(const slurm::SlurmSnapshot& snap, int max_pending) const;
+    void remember_times(const slurm::SlurmSnapshot& snap);
     proto::json admission_json() const;
     proto::json steering_json() const;
     proto::json elastic_json() const;
@@ -79,9 +88,10 @@ private:
     std::uint64_t steered_version_ = 0;  // state_.cluster_version the last round saw
     ElasticSlots elastic_;
     AdmissionGate admission_;
-    BackgroundQuery slurm_jobs_;                    // for elastic slots or admission, at their interval
-    std::string queue_error_;                       // the last read's failure, empty when it worked
-    std::unique_ptr<SlurmNodeWriter> node_writer_;  // exists once either was on
+    BackgroundQuery slurm_jobs_;                         // for elastic slots or admission, at their interval
+    std::string queue_error_;                            // the last read's failure, empty when it worked
+    std::map<std::int64_t, SlurmJobTimes> slurm_times_;  // the latest read's pending and running jobs
+    std::unique_ptr<SlurmNodeWriter> node_writer_;       // exists once either was on
 };
 
 }  // namespace coloc::daemon

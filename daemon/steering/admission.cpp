@@ -7,7 +7,6 @@ namespace coloc::daemon {
 
 namespace {
 
-constexpr std::size_t kVerdictsKept = 4096;  // jobs whose last verdict explain can still show
 // Released jobs stand in the round's copy of the cluster under ids no running job has.
 constexpr place::JobId kReleasedIds = place::JobId{1} << 62;
 

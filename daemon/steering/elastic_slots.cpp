@@ -6,12 +6,6 @@
 
 namespace coloc::daemon {
 
-namespace {
-
-constexpr std::size_t kVerdictsKept = 4096;  // jobs whose last verdict explain can still show
-
-}  // namespace
-
 KnownEnds::KnownEnds(const place::ClusterState& state, double now, std::map<place::JobId, double> ends)
     : state_(state), now_(now), ends_(std::move(ends)) {
     for (const auto& [id, end] : ends_)

@@ -3,6 +3,7 @@
 // admission, admission.hpp). Pure: no I/O.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct PendingJob {
 };
 
 bool may_run_on(const PendingJob& job, int node);
+
+// Jobs whose latest verdict either lever keeps for explain (the oldest ids go first).
+inline constexpr std::size_t kVerdictsKept = 4096;
 
 // What the jobs queued ahead of a job will take before it (those the rule holds, and for
 // admission those Slurm will start first).

@@ -26,6 +26,10 @@ struct JobRow {
     JobState state = JobState::Placed;
     std::optional<std::string> end_reason =
         std::nullopt;  // why colocd closed it itself (reconciliation); none = reported
+    // Slurm's submit time and time limit, where colocd read the job in Slurm's queue before it
+    // started (admission and elastic slots read it; a job that started between reads has none).
+    std::optional<std::int64_t> submitted = std::nullopt;
+    std::optional<double> time_limit_s = std::nullopt;
 };
 
 struct PlacementRow {

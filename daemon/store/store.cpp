@@ -109,6 +109,12 @@ CREATE TABLE journal_state (
 );
 INSERT INTO journal_state (id, applied_seq) VALUES (1, 0);
 )sql",
+        // 8 -> 9: when Slurm took the job and its time limit, as colocd read them from Slurm's
+        // queue (a replay of the history waits and plans by them).
+        R"sql(
+ALTER TABLE jobs ADD COLUMN submitted INTEGER;
+ALTER TABLE jobs ADD COLUMN time_limit_s REAL;
+)sql",
     };
     return list;
 }
@@ -116,9 +122,10 @@ INSERT INTO journal_state (id, applied_seq) VALUES (1, 0);
 // Named statements, prepared once per connection.
 namespace sql {
 constexpr const char* kUpsertJob = R"(
-INSERT INTO jobs (job_id, uid, user, job_name, partition, profile, first_seen, state)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-ON CONFLICT (job_id) DO UPDATE SET state = CASE WHEN jobs.state = 'ended' THEN jobs.state ELSE excluded.state END)";
+INSERT INTO jobs (job_id, uid, user, job_name, partition, profile, first_seen, state, submitted, time_limit_s)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+ON CONFLICT (job_id) DO UPDATE SET state = CASE WHEN jobs.state = 'ended' THEN jobs.state ELSE excluded.state END,
+    submitted = COALESCE(jobs.submitted, excluded.submitted), time_limit_s = COALESCE(jobs.time_limit_s, excluded.time_limit_s))";
 constexpr const char* kInsertPlacement = R"(
 INSERT INTO placements (decision, job_id, node, mode, gpus, predicted_slowdown, source, created, alternatives)
 VALUES (?9, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))";
@@ -170,7 +177,7 @@ ON CONFLICT (key, job_id) DO UPDATE SET iter_time_s = COALESCE(excluded.iter_tim
     runtime_s = COALESCE(excluded.runtime_s, solo_runs.runtime_s), time = excluded.time)";
 constexpr const char* kJobColumns =
     "job_id, uid, user, job_name, partition, profile, first_seen, start, end, exit_status, elapsed_s, state, "
-    "end_reason";
+    "end_reason, submitted, time_limit_s";
 constexpr const char* kPlacementColumns =
     "decision, job_id, node, mode, gpus, predicted_slowdown, source, created, ended, alternatives";
 }  // namespace sql
@@ -246,6 +253,8 @@ JobRow read_job(const Statement& s) {
     if (!s.is_null(10)) r.elapsed_s = s.real(10);
     r.state = job_state_from(s.text(11));
     if (!s.is_null(12)) r.end_reason = s.text(12);
+    if (!s.is_null(13)) r.submitted = s.int64(13);
+    if (!s.is_null(14)) r.time_limit_s = s.real(14);
     return r;
 }
 
@@ -386,16 +395,18 @@ void Store::apply(const StoreWrite& write) {
     if (const auto* w = std::get_if<PlacementWrite>(&write)) {
         const JobRow& job = w->job;
         const PlacementRow& placement = w->placement;
-        st_->upsert_job.reset()
-            .bind(1, job.job_id)
-            .bind(2, job.uid)
-            .bind(3, job.user)
-            .bind(4, job.job_name)
-            .bind(5, job.partition)
-            .bind(6, job.profile)
-            .bind(7, job.first_seen)
-            .bind(8, std::string(to_string(job.state)))
-            .run();
+        Statement& upsert = st_->upsert_job.reset()
+                                .bind(1, job.job_id)
+                                .bind(2, job.uid)
+                                .bind(3, job.user)
+                                .bind(4, job.job_name)
+                                .bind(5, job.partition)
+                                .bind(6, job.profile)
+                                .bind(7, job.first_seen)
+                                .bind(8, std::string(to_string(job.state)));
+        if (job.submitted) upsert.bind(9, *job.submitted);
+        if (job.time_limit_s) upsert.bind(10, *job.time_limit_s);
+        upsert.run();
         st_->insert_placement.reset()
             .bind(1, placement.job_id)
             .bind(2, placement.node)

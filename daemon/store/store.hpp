@@ -20,7 +20,7 @@
 
 namespace coloc::daemon {
 
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // Whether a write is in the database or only in the backlog.
 enum class Durability { Stored, Queued };

@@ -19,8 +19,10 @@ namespace coloc::daemon {
 
 NLOHMANN_JSON_SERIALIZE_ENUM(JobState,
                              {{JobState::Placed, "placed"}, {JobState::Running, "running"}, {JobState::Ended, "ended"}})
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(JobRow, job_id, uid, user, job_name, partition, profile, first_seen, start, end,
-                                   exit_status, elapsed_s, state, end_reason)
+// With defaults: a journal an older colocd wrote holds jobs without the later fields.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(JobRow, job_id, uid, user, job_name, partition, profile, first_seen,
+                                                start, end, exit_status, elapsed_s, state, end_reason, submitted,
+                                                time_limit_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlacementRow, decision, job_id, node, mode, gpus, predicted_slowdown, source,
                                    created, ended, alternatives)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ColocationRow, job_a, job_b, node, sharing, start, end)

@@ -63,6 +63,10 @@ wait_running "$good"
 assert_eq n1 "$(job_field "$good" NodeList)" "node of job $good"
 assert_eq n1 "$(job_field "$good" ReqNodeList)" "node list colocd gave job $good"
 pends_for_begin "$bad" || fail "job $bad started with the good one: $(job_state "$bad") ($(job_field "$bad" Reason))"
+# What a replay of colocd's history waits and plans by: Slurm's own figures, read while it pended.
+hist=$(colocctl history -j "$good" --json)
+assert_eq "$(date -d "$(job_field "$good" SubmitTime)" +%s)" "$(jq '.history[0].submit' <<<"$hist")" "submit time in colocd's history of job $good"
+assert_eq 60 "$(jq '.history[0].time_limit_s' <<<"$hist")" "time limit in colocd's history of job $good"
 
 note "Slurm's queue order stands: the held job keeps its priority, above the job behind it"
 sleep_until_renewed() { [ "$(colocctl admission --json | jq '.admission.slurm_updates_sent')" -ge 4 ]; }

@@ -41,8 +41,11 @@ TEST_CASE("jobs: a job record keeps the keys colocd has always sent, nulls for w
     const json j = ended_job().to_json();
     CHECK(keys(j) == std::set<std::string>{"job_id", "uid", "user", "job_name", "partition", "profile",
                                            "profile_unknown", "measured_slowdown", "state", "submit", "start", "end",
-                                           "exit_status", "elapsed_s", "end_reason", "placements"});
+                                           "exit_status", "elapsed_s", "time_limit_s", "work_s", "end_reason",
+                                           "placements"});
     CHECK(j["measured_slowdown"].is_null());
+    CHECK(j["time_limit_s"].is_null());
+    CHECK(j["work_s"].is_null());
     CHECK(j["end_reason"].is_null());
     CHECK(j["elapsed_s"] == 90.5);
     CHECK(keys(j["placements"][0]) == std::set<std::string>{"decision", "node", "mode", "gpus", "predicted_slowdown",

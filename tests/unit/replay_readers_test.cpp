@@ -220,6 +220,20 @@ TEST_CASE("coloc-history: header, jobs with placements, nulls, bad objects") {
     CHECK(error_of("{\"job_id\":1}\n", TraceFormat::ColocHistory).find("t.log:1: the first line must be") == 0);
 }
 
+TEST_CASE("coloc-history: what a job would have taken alone (work_s) is its run time, and its time limit is read") {
+    std::string text =
+        "{\"format\":\"coloc-history\",\"version\":1}\n"
+        "{\"job_id\":5,\"submit\":1000,\"start\":1010,\"end\":1610,\"elapsed_s\":600,\"work_s\":400,"
+        "\"time_limit_s\":900,\"placements\":[{\"node\":\"n1\",\"gpus\":[0]}]}\n"
+        "{\"job_id\":6,\"submit\":1000,\"start\":1010,\"end\":1610,\"elapsed_s\":600,\"work_s\":null,"
+        "\"placements\":[{\"node\":\"n1\",\"gpus\":[1]}]}\n";
+    Trace t = read(text, TraceFormat::ColocHistory, false);
+    REQUIRE(t.jobs.size() == 2);
+    CHECK(t.jobs[0].run_time == 400);
+    CHECK(t.jobs[0].time_limit == 900);
+    CHECK(t.jobs[1].run_time == 600);
+}
+
 TEST_CASE("SWF: header comments, unknown fields, bad lines") {
     std::string text =
         "; Version: 2.2\n"

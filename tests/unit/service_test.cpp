@@ -149,6 +149,23 @@ TEST_CASE("service: ended releases the slots and closes the history") {
     CHECK(h["history"][0]["elapsed_s"] == 3.5);
 }
 
+TEST_CASE("service: a job's history gives what it would have taken alone, from the mean speed of its reports") {
+    Service s(test_config(test::scratch("svc.db")));
+    REQUIRE(place_job(s, 1, "bind", 1)["ok"] == true);
+    const double solo = s.cluster().find(1)->profile->iter_time_s;
+    REQUIRE(call(s, {{"op", "observe"}, {"job_id", 1}, {"iter_time_s", solo * 2.0}})["ok"] == true);  // half speed
+    REQUIRE(call(s, {{"op", "observe"}, {"job_id", 1}, {"iter_time_s", solo}})["ok"] == true);        // full speed
+    REQUIRE(call(s, proto::EndedReport{1, "n1", 0, 100.0, 0}.to_json())["ok"] == true);
+    REQUIRE(place_job(s, 2, "bind", 1)["ok"] == true);
+    REQUIRE(call(s, proto::EndedReport{2, "n1", 0, 50.0, 0}.to_json())["ok"] == true);
+    const json reported = history_of(s, 1), silent = history_of(s, 2);
+    CHECK(reported["work_s"].get<double>() == doctest::Approx(75.0));  // 100 s at a mean speed of 0.75
+    CHECK(silent["work_s"].is_null());
+    // No read of Slurm's queue held them: the submit time is when colocd first saw the job.
+    CHECK(silent["submit"].get<std::int64_t>() > 0);
+    CHECK(silent["time_limit_s"].is_null());
+}
+
 TEST_CASE("service: fallback placements the plugin made alone are adopted and counted") {
     Service s(test_config(test::scratch("svc.db")));
     proto::PlaceRequest r;

@@ -77,6 +77,27 @@ TEST_CASE("store: placements, starts, ends and co-location intervals round trip"
     CHECK(s.count_jobs() == 2);
 }
 
+TEST_CASE("store: Slurm's submit time and time limit are kept with the job; a second placement keeps the first's") {
+    Store s(coloc::test::scratch("store.db"));
+    JobRow with = job(20, 1000);
+    with.submitted = 900;
+    with.time_limit_s = 3600;
+    PlacementRow a = placement(20, "n1", {0});
+    s.record_placement(with, a, {});
+    JobRow later = job(20, 1000);  // its second node's placement, Slurm's queue no longer holding it
+    PlacementRow b = placement(20, "n2", {0});
+    s.record_placement(later, b, {});
+    PlacementRow c = placement(21, "n1", {1});
+    s.record_placement(job(21, 1000), c, {});
+    const auto j20 = s.job(20), j21 = s.job(21);
+    REQUIRE(j20);
+    REQUIRE(j21);
+    CHECK(j20->submitted.value_or(0) == 900);
+    CHECK(j20->time_limit_s.value_or(0) == 3600);
+    CHECK_FALSE(j21->submitted);
+    CHECK_FALSE(j21->time_limit_s);
+}
+
 TEST_CASE("store: a job's pairs, and each ends when the first of the two ends on the pair's node") {
     Store s(coloc::test::scratch("pairs.db"));
     PlacementRow p1 = placement(1, "n1", {0}), p2 = placement(2, "n1", {0});

@@ -1,0 +1,239 @@
+# bench/live's steps, sourced by it: the emulated classes' calibration and catalogue, the local
+# cluster and colocd, one round of jobs through sbatch, and what a round is judged by. A
+# scenario sets, before calling them:
+#   classes     "NAME NODES COMPUTE_MS IO_MS BURST_MS" per class
+#   pattern     the round's classes in submission order (repeated)
+#   per_round, gap_s, iterations
+#   cal         the scenario's calibration directory (solo-NAME, measured.csv)
+#   submit_args extra sbatch arguments of every job (a time limit, --begin=now)
+# and the globals repo, state, cluster, build, workload, link, link_rate, work, run,
+# round_deadline_s, leaf_port.
+
+class_field() { # NAME FIELD(2..5)
+    local c
+    for c in "${classes[@]}"; do
+        read -r -a f <<<"$c"
+        [ "${f[0]}" = "$1" ] && { echo "${f[$(($2 - 1))]}"; return; }
+    done
+    echo "live: unknown class $1" >&2
+    exit 1
+}
+class_names() { local c; for c in "${classes[@]}"; do echo "${c%% *}"; done; }
+
+# start_link NAME: a coloc-link in the background, its port in $work/NAME.port.
+start_link() {
+    "${run[@]}" "$link" --rate "$link_rate" --port-file "$work/$1.port" >/dev/null &
+    pids+=($!)
+    local _
+    for _ in $(seq 50); do
+        [ -s "$work/$1.port" ] && return
+        sleep 0.1
+    done
+    echo "live: coloc-link $1 did not start within 5 s" >&2
+    exit 1
+}
+
+# Mean iteration time of a workload's output after 5 warm-up iterations.
+mean_iter() { awk '$1 == "iter" && $2 >= 5 { s += $3; n++ } END { if (n) printf "%.6f", s / n; else print "nan" }' "$@"; }
+
+# ---- calibration: solo and same-GPU pair speeds, outside Slurm --------------------------------
+# tests/workload/calibrate: every run on a fake GPU of its own, each job with a link of its own,
+# so that only the GPU is shared; each class beside itself too. $cal/measured.csv: job,neighbour,speed.
+calibrate() {
+    local c f specs=()
+    for c in "${classes[@]}"; do
+        read -r -a f <<<"$c"
+        specs+=("${f[0]}:${f[2]}:${f[3]}:${f[4]}")
+    done
+    COLOC_BUILD_DIR=$build COLOC_CALIBRATE_LINK_RATE=$link_rate "$repo/tests/workload/calibrate" --self "$cal" 45 \
+        "${specs[@]}" || { echo "live: the calibration failed" >&2; exit 1; }
+}
+
+# write_catalogue FILE [utilisation]: the classes with their measured solo times, no pairs; with
+# "utilisation", also each class's solo GPU utilisation (its compute share of an iteration), what
+# a site's catalogue holds when `colocctl probe` read NVML on its GPUs.
+write_catalogue() {
+    local name file=$1 c io
+    echo "# bench/live: the emulated classes; solo iteration times measured by the calibration" >"$file"
+    echo "profiles:" >>"$file"
+    while read -r name; do
+        cat >>"$file" <<EOF
+  - name: $name
+    iter_time_s: $(mean_iter "$cal/solo-$name")
+    gpus: 1
+    nodes: $(class_field "$name" 2)
+EOF
+        [ "${2:-}" = utilisation ] || continue
+        c=$(class_field "$name" 3) io=$(class_field "$name" 4)
+        awk -v c="$c" -v io="$io" 'BEGIN { u = c / (c + io + 1); printf "    sm_util: %.3f\n    mem_bw_util: %.3f\n", u, u }' >>"$file"
+    done < <(class_names)
+}
+
+# ---- the cluster and colocd ---------------------------------------------------------------------
+
+# cluster_up SLOTS_PER_GPU
+cluster_up() {
+    "$cluster" down --state-dir "$state" >/dev/null 2>&1 || true
+    COLOC_CLUSTER_SLOTS_PER_GPU=$1 "$cluster" up --state-dir "$state" >/dev/null 2>"$work/up.err" ||
+        { cat "$work/up.err" >&2; exit 1; }
+    eval "$("$cluster" env --state-dir "$state")"
+}
+
+# colocd_fresh MODEL CATALOGUE [YAML_LINES]: colocd with the catalogue and no history; YAML_LINES
+# (printf's format) end its configuration, replacing any steering: or admission: section.
+colocd_fresh() {
+    "$cluster" colocd-stop --state-dir "$state" >/dev/null 2>&1 || true
+    rm -f "$state"/coloc.db "$state"/coloc.db-*
+    local yaml=$state/colocd.yaml
+    sed -i -e "s|^model: .*|model: $1|" -e "s|^profiles: .*|profiles: $2|" -e '/^steering:/,$d' -e '/^admission:/,$d' "$yaml"
+    [ -z "${3:-}" ] || printf "$3" >>"$yaml"
+    "$cluster" colocd-start --state-dir "$state" >/dev/null 2>&1 ||
+        { echo "live: colocd did not start; read $state/log/colocd.log" >&2; exit 1; }
+}
+
+# ---- one round ----------------------------------------------------------------------------------
+
+# run_round NAME REPORT(1|0): submits the mix, waits for it; writes $work/NAME.jobs
+# ("id class submit_s" lines) and each job's output to $work/NAME/ID.out.
+run_round() {
+    local name=$1 report=$2 out=$work/$1 i cls nodes c io b args id script
+    mkdir -p "$out"
+    : >"$work/$name.jobs"
+    for ((i = 0; i < per_round; i++)); do
+        cls=${pattern[$((i % ${#pattern[@]}))]}
+        nodes=$(class_field "$cls" 2) c=$(class_field "$cls" 3) io=$(class_field "$cls" 4) b=$(class_field "$cls" 5)
+        args="--compute-ms $c --io-ms $io --host-ms 1 --iterations $iterations"
+        [ "$b" = 0 ] || args+=" --burst-ms $b --link 127.0.0.1:$leaf_port"
+        script="#!/bin/bash
+srun --ntasks-per-node=1 bash -c 'echo \"task \$EPOCHREALTIME \$SLURMD_NODENAME \$CUDA_VISIBLE_DEVICES \${COLOC_DECISION:-none}\"
+  ${run[*]} $workload --state-dir $work/gpus $args; echo \"done \$EPOCHREALTIME \$SLURMD_NODENAME\"'
+echo \"end \$EPOCHREALTIME\""
+        local t0=$EPOCHREALTIME
+        # shellcheck disable=SC2086 # submit_args are words
+        id=$(COLOC_REPORT=$report COLOC_REPORT_INTERVAL_S=1 sbatch --parsable -p bind -N "$nodes" \
+            --ntasks-per-node=1 --gres=gpuslot:1 --coloc-profile="$cls" -J "live-$cls" $submit_args \
+            -o "$out/%j.out" <<<"$script")
+        echo "$id $cls $t0" >>"$work/$name.jobs"
+        sleep "$gap_s"
+    done
+    local deadline=$((SECONDS + round_deadline_s)) left
+    while :; do
+        left=$(squeue -h -o %j | grep -c '^live-' || true)
+        [ "$left" = 0 ] && break
+        [ $SECONDS -lt $deadline ] || { echo "live: round $name: $left jobs still queued or running after ${round_deadline_s}s" >&2; exit 1; }
+        sleep 0.5
+    done
+    while read -r id cls _; do
+        grep -q '^end ' "$out/$id.out" 2>/dev/null || { echo "live: round $name: job $id ($cls) did not finish: $(tail -n 3 "$out/$id.out" 2>/dev/null)" >&2; exit 1; }
+    done <"$work/$name.jobs"
+}
+
+# jct NAME: "mean_jct_s mean_slowdown floor_s" of a round (slowdown: a job's mean iteration time
+# over its class's solo time; floor: the mean JCT less the time the slowdowns added, what no
+# placement of these jobs, started when they started, could beat).
+jct() {
+    local name=$1 id cls t0 end
+    while read -r id cls t0; do
+        end=$(awk '$1 == "end" { print $2 }' "$work/$name/$id.out")
+        echo "$cls $t0 $end $(mean_iter "$work/$name/$id.out") $(mean_iter "$cal/solo-$cls")"
+    done <"$work/$name.jobs" | awk -v it="$iterations" '
+        { j += $3 - $2; s += $4 / $5; extra = it * ($4 - $5); f += $3 - $2 - (extra > 0 ? extra : 0); n++ }
+        END { printf "%.2f %.3f %.2f", j / n, s / n, f / n }'
+}
+
+# jct_by_class NAME: per class mean JCT, for the record.
+jct_by_class() {
+    local id cls t0 end
+    while read -r id cls t0; do
+        end=$(awk '$1 == "end" { print $2 }' "$work/$1/$id.out")
+        echo "$cls $(awk -v a="$t0" -v b="$end" 'BEGIN { print b - a }')"
+    done <"$work/$1.jobs" | awk '{ s[$1] += $2; n[$1]++ } END { for (c in s) printf " %s %.1f", c, s[c] / n[c] }'
+}
+
+# bad_pairs NAME: the share of the round's GPU sharing (seconds two tasks ran on one GPU) spent
+# in pairs the calibration measured below 0.9 speed for either job: how well the placements
+# avoided the pairs that hurt, whatever the model predicted.
+bad_pairs() {
+    local id cls
+    while read -r id cls _; do
+        awk -v c="$cls" '$1 == "task" { s[$3] = $2; g[$3] = $4 } $1 == "done" { print $3 ":" g[$3], s[$3], $2, c }' \
+            "$work/$1/$id.out"
+    done <"$work/$1.jobs" | awk -F'[ ,]' -v measured="$cal/measured.csv" '
+        BEGIN { while ((getline l < measured) > 0) { split(l, f, ","); if (f[3] < 0.9) bad[f[1] " " f[2]] = 1 } }
+        { k[NR] = $1; a[NR] = $2; b[NR] = $3; c[NR] = $4 }
+        END {
+            for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) {
+                if (k[i] != k[j]) continue
+                o = (b[i] < b[j] ? b[i] : b[j]) - (a[i] > a[j] ? a[i] : a[j])
+                if (o <= 0) continue
+                all += o
+                if ((c[i] " " c[j]) in bad || (c[j] " " c[i]) in bad) hurt += o
+            }
+            printf "%.0f%% of %.0f s", all ? 100 * hurt / all : 0, all
+        }'
+}
+
+# ---- the model's error on the pairs -------------------------------------------------------------
+
+# model_mae CATALOGUE: the model's same-GPU speed of each ordered pair of classes (with what
+# colocd has stored) against the calibration; prints "mae pairs"; details in $work/mae.txt
+model_mae() {
+    local params=$work/params.json pairs=$work/pairs.csv
+    sqlite3 "$state/coloc.db" "SELECT params FROM model_params WHERE name = 'coloc'" >"$params"
+    [ -s "$params" ] || { echo "live: colocd stored no learned parameters" >&2; exit 1; }
+    cut -d, -f1,2 "$cal/measured.csv" | sed 's/$/,gpu/' >"$pairs"
+    colocctl predict --profiles "$1" --pairs "$pairs" --params "$params" --json >"$work/predicted.json"
+    jq -r '.predictions[] | "\(.job),\(.neighbour),\(.job_speed)"' "$work/predicted.json" |
+        paste -d, - <(cut -d, -f3 "$cal/measured.csv") | awk -F, '
+        { e = $3 - $4; if (e < 0) e = -e; printf "  %-6s beside %-6s predicted %.3f measured %.3f\n", $1, $2, $3, $4 >"/dev/stderr"
+          s += e; n++ } END { printf "%.4f %d", s / n, n }' 2>"$work/mae.txt"
+}
+
+# ---- fidelity: the round's own log replayed -----------------------------------------------------
+
+# truth_csv FILE: the calibration as the fit CSV (colocctl fit, replay --truth measured:FILE) on
+# the cluster's GPU type: each class's solo throughput and its throughput beside each neighbour.
+truth_csv() {
+    local name solo
+    echo "job,family,batch_size,gpu_type,neighbour,where,throughput" >"$1"
+    while read -r name; do
+        solo=$(mean_iter "$cal/solo-$name")
+        echo "$name,,,v100,,,$(awk -v t="$solo" 'BEGIN { printf "%.6f", 1 / t }')" >>"$1"
+        awk -F, -v j="$name" -v t="$solo" '$1 == j { printf "%s,,,v100,%s,gpu,%.6f\n", j, $2, $3 / t }' \
+            "$cal/measured.csv" >>"$1"
+    done < <(class_names)
+}
+
+# replayed NAME POLICY CATALOGUE: the round's history as colocd exported it (colocctl history
+# --export), replayed by `colocctl replay` with POLICY on the same cluster, the calibration as
+# the truth; prints the replayed mean JCT (submit to end, s). Call while the round's colocd runs.
+replayed() {
+    local hist=$work/$1.history truth=$work/truth-$(basename "$cal").csv
+    [ -s "$truth" ] || truth_csv "$truth"
+    colocctl history --export "$hist" || { echo "live: colocctl history --export failed" >&2; exit 1; }
+    colocctl replay "$hist" --policy "$2" --config "$state/colocd.yaml" --profiles "$3" --gpu-type v100 \
+        --truth "measured:$truth" --json --no-progress >"$work/$1.replay.json" 2>"$work/$1.replay.err" ||
+        { echo "live: colocctl replay of $1 failed: $(cat "$work/$1.replay.err")" >&2; exit 1; }
+    jq -r --arg p "$2" '.policies[] | select(.policy == $p) | .mean_jct_s' "$work/$1.replay.json"
+}
+
+# start_and_run NAME: "S s, R s": the round's mean time from sbatch to its task's start, and from
+# its start to its end.
+start_and_run() {
+    local id cls t0
+    while read -r id cls t0; do
+        awk -v t0="$t0" '$1 == "task" && !s { s = $2 } $1 == "end" { e = $2 } END { printf "%.3f %.3f\n", s - t0, e - s }' \
+            "$work/$1/$id.out"
+    done <"$work/$1.jobs" | awk '{ a += $1; b += $2; n++ } END { printf "%.2f s, %.2f s", a / n, b / n }'
+}
+
+# solo_run: the mean solo run time of the round's mix (each class's iterations at its solo pace).
+solo_run() {
+    local c total=0 n=0 t
+    for c in "${pattern[@]}"; do
+        t=$(mean_iter "$cal/solo-$c")
+        total=$(awk -v a="$total" -v t="$t" -v i="$iterations" 'BEGIN { print a + t * i }')
+        n=$((n + 1))
+    done
+    awk -v a="$total" -v n="$n" 'BEGIN { printf "%.2f", a / n }'
+}
