@@ -91,17 +91,6 @@ json Queries::on_nodes(const proto::Request&, const proto::Identity&) {
 
 namespace {
 
-// Reports come at a steady interval, so their mean rate is the job's mean speed over its run;
-// never faster than alone.
-std::optional<double> solo_work(const std::vector<ObservationRow>& reports, double elapsed_s, double solo_iter_s) {
-    double rate = 0;
-    int n = 0;
-    for (const ObservationRow& o : reports)
-        if (o.iter_time_s > 0) rate += std::min(1.0, solo_iter_s / o.iter_time_s), ++n;
-    if (n == 0 || solo_iter_s <= 0) return std::nullopt;
-    return elapsed_s * rate / n;
-}
-
 // A job's record as colocctl reads it (proto/jobs.hpp), with its placements.
 proto::JobRecord job_record(State& state, const JobRow& job) {
     Store& store = state.store;
@@ -126,8 +115,9 @@ proto::JobRecord job_record(State& state, const JobRow& job) {
     r.time_limit_s = job.time_limit_s;
     // Against the solo time colocd learns by (Learning::on_observe), as the model is.
     if (job.elapsed_s)
-        r.work_s = solo_work(store.observations_of(job.job_id), *job.elapsed_s,
-                             state.learned.solo_iter_time(catalogue.lookup(job.profile)));
+        if (const auto speed =
+                store.mean_speed(job.job_id, state.learned.solo_iter_time(catalogue.lookup(job.profile))))
+            r.work_s = *job.elapsed_s * *speed;
     r.end_reason = job.end_reason;
     for (const PlacementRow& p : store.placements_of(job.job_id))
         r.placements.push_back(

@@ -185,7 +185,7 @@ constexpr const char* kPlacementColumns =
 struct Store::Statements {
     Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement, move_placement, end_job,
         end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements, colocations_of, count_jobs,
-        save_params, load_params, insert_observation, count_observations, last_observation, observations_of,
+        save_params, load_params, insert_observation, count_observations, last_observation, mean_speed, observations_of,
         insert_advice, select_advice, upsert_solo_run, solo_runs, applied_seq, set_applied_seq;
 
     explicit Statements(sqlite3* db)
@@ -215,6 +215,8 @@ struct Store::Statements {
               db, "INSERT INTO observations (job_id, time, iter_time_s, neighbours) VALUES (?1, ?2, ?3, ?4)"),
           count_observations(db, "SELECT count(*) FROM observations"),
           last_observation(db, "SELECT iter_time_s FROM observations WHERE job_id = ?1 ORDER BY id DESC LIMIT 1"),
+          mean_speed(db,
+                     "SELECT AVG(MIN(1.0, ?2 / iter_time_s)) FROM observations WHERE job_id = ?1 AND iter_time_s > 0"),
           observations_of(db, "SELECT time, iter_time_s, neighbours FROM observations WHERE job_id = ?1 ORDER BY id"),
           insert_advice(db, sql::kInsertAdvice),
           select_advice(db, "SELECT advice FROM steering_advice WHERE decision = ?1"),
@@ -538,6 +540,14 @@ std::optional<double> Store::last_iter_time(std::int64_t job_id) {
     auto& s = st_->last_observation.reset().bind(1, job_id);
     std::optional<double> out;
     if (s.step()) out = s.real(0);
+    s.reset();
+    return out;
+}
+
+std::optional<double> Store::mean_speed(std::int64_t job_id, double solo_iter_s) {
+    auto& s = st_->mean_speed.reset().bind(1, job_id).bind(2, solo_iter_s);
+    std::optional<double> out;
+    if (s.step() && !s.is_null(0)) out = s.real(0);
     s.reset();
     return out;
 }

@@ -94,6 +94,9 @@ public:
     std::int64_t count_observations();
     // The iteration time the job's latest stored observation measured, if any.
     std::optional<double> last_iter_time(std::int64_t job_id);
+    // The mean of the job's stored observations' speeds against `solo_iter_s` (each at most 1);
+    // reports come at a steady interval, so it is the job's mean speed over its run. None without.
+    std::optional<double> mean_speed(std::int64_t job_id, double solo_iter_s);
     // Every stored observation of the job, in the order it was reported.
     std::vector<ObservationRow> observations_of(std::int64_t job_id);
     std::optional<std::string> load_model_params(const std::string& name);
