@@ -145,7 +145,8 @@ struct ReplayCluster {
     // --gpu-type's for a uniform cluster.
     std::vector<model::GpuHardware> hardware;
     model::LearnedGpuParams learned;
-    std::vector<std::string> notes;  // what colocd.yaml leaves to a default
+    std::vector<std::string> notes;     // what colocd.yaml leaves to a default
+    daemon::AdmissionConfig admission;  // colocd.yaml's, else colocd's defaults
 };
 
 ReplayCluster cluster_from(const ReplayArgs& a) {
@@ -157,6 +158,7 @@ ReplayCluster cluster_from(const ReplayArgs& a) {
         c.hardware = place::gpu_hardware(c.topology);
         c.learned = model::learned_gpu_params(cfg.model_params);
         c.notes = cfg.notes;
+        c.admission = cfg.admission;
         c.description = std::to_string(c.topology.nodes().size()) + " nodes, " +
                         std::to_string(c.topology.total_gpus()) + " GPUs (" + a.config + ")";
     } else {
@@ -278,9 +280,11 @@ replay::Workload make_workload(const ReplayArgs& a, const replay::Trace& trace, 
     return workload;
 }
 
-replay::ReplaySetup replay_setup(const ReplayArgs& a, const place::Topology& topology, const ReplayModels& models) {
+replay::ReplaySetup replay_setup(const ReplayArgs& a, const ReplayCluster& cluster, const ReplayModels& models) {
     replay::ReplaySetup setup;
-    setup.topology = &topology;
+    setup.topology = &cluster.topology;
+    // A gated job waits for colocd's next read of Slurm's queue: half an interval on average.
+    if (cluster.admission.enabled) setup.admission_delay_s = cluster.admission.interval_s / 2.0;
     setup.policies = place::parse_policy_list(a.policies, replay::replay_policy_names());
     setup.model = models.placement.get();
     setup.truth = models.truth;
@@ -385,7 +389,7 @@ int run(const CtlOptions& opts, const ReplayArgs& a) {
     warn_of_defaults(cluster, models);
     const std::optional<replay::ProfileRules> rules = load_rules(a, *models.catalogue);
     const replay::Workload workload = make_workload(a, trace, models, rules, cluster.topology);
-    const replay::ReplayResult result = replay::run_replay(workload, replay_setup(a, cluster.topology, models));
+    const replay::ReplayResult result = replay::run_replay(workload, replay_setup(a, cluster, models));
     const replay::ReplayContext context = describe_replay(a, trace, workload, rules, cluster, models);
     const bool json = opts.json || a.json;
     if (!a.out.empty()) write_results(a, workload, result, context);

@@ -85,6 +85,7 @@ ReplayResult run_replay(const Workload& workload, const ReplaySetup& setup) {
         if (own && sim.learning.gpu_types.empty()) sim.learning.gpu_types = gpu_types_of(*own, *setup.topology);
         // Only a model that learns gains from trying a pairing its margin holds back.
         sim.explore_share = own && !slurm_node ? setup.explore_share : 0;
+        sim.admission_delay_s = judged || name == "oracle" ? setup.admission_delay_s : 0;
         result.runs.push_back(simulate(*setup.topology, *policy, capacity_of(name), *setup.truth, workload.jobs, sim));
         result.summaries.push_back(summarize(workload.jobs, result.runs.back(), setup.topology->total_gpus()));
     }

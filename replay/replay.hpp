@@ -31,6 +31,9 @@ struct ReplaySetup {
     // place/sharing_rule.hpp); 0 (the default): none. On bench/replay-quality exploring one
     // decision in twenty cost more than it taught: the pairs coloc forms anyway teach enough.
     double explore_share = 0;
+    // coloc's jobs (coloc, coloc-nolearn, oracle: colocd with admission) may start no sooner
+    // than this after their submission: a gated job waits for colocd's next read of the queue.
+    double admission_delay_s = 0;
     std::function<std::unique_ptr<model::InterferenceModel>()> learning_model;
     SimOptions sim;  // sim.learning: the reports' interval, noise, seed and the elapsed window
     std::function<void(const std::string& policy)> on_policy;  // before each policy's replay

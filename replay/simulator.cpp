@@ -172,7 +172,8 @@ public:
         std::size_t next_arrival = 0, finished = 0, reported = 0;
         while (next_arrival < n || !heap_.empty()) {
             double t_end = heap_.empty() ? kInf : finish_[static_cast<std::size_t>(heap_.top())];
-            double t_arr = next_arrival < n ? jobs_[next_arrival].submit : kInf;
+            const double delay = options_.admission_delay_s;
+            double t_arr = next_arrival < n ? jobs_[next_arrival].submit + delay : kInf;
             const double now = std::min(t_end, t_arr);
             now_ = now;
             walk_.valid = false;  // ends below change the running jobs
@@ -184,7 +185,8 @@ public:
             }
             const bool was_empty = queue_live_ == 0;
             const std::size_t first_new = queue_.size();
-            while (next_arrival < n && jobs_[next_arrival].submit <= now) enqueue(static_cast<int>(next_arrival++));
+            while (next_arrival < n && jobs_[next_arrival].submit + delay <= now)
+                enqueue(static_cast<int>(next_arrival++));
             if (ended || was_empty)
                 full_pass(now);
             else

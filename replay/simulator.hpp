@@ -89,6 +89,9 @@ struct SimOptions {
     // The share of the sharing rule's decisions that may try a pairing its margin holds back
     // (place::ExplorationBudget); 0: none. Worth it only for a policy whose model learns.
     double explore_share = 0;
+    // A job joins the queue this long after its submission (its JCT still counts from it): the
+    // wait for admission's release (ReplaySetup::admission_delay_s).
+    double admission_delay_s = 0;
 };
 
 struct JobOutcome {

@@ -84,6 +84,24 @@ TEST_CASE("two jobs sharing a GPU: completion times worked out by hand") {
     CHECK(summarize(jobs, e, 1).mean_jct == doctest::Approx(11));
 }
 
+TEST_CASE("admission delay: a job joins the queue that long after its submission; its JCT counts from submission") {
+    // As the first case, each job 1.5 s later: J0 runs alone 1.5..3.5 (8 s left), J1 joins at
+    // 3.5, both at half speed: J1 ends at 11.5, J0 at 15.5. JCT: 15.5 and 9.5.
+    auto topo = place::uniform_topology(1, 1, 2);
+    model::JobProfile p;
+    std::vector<ReplayJob> jobs = {job(0, 1, 10, &p), job(2, 1, 4, &p)};
+    GpuCost truth(1.0);
+    auto pack = place::make_policy("pack", nullptr);
+    SimOptions o;
+    o.admission_delay_s = 1.5;
+    PolicyRun r = simulate(topo, *pack, place::Capacity::Open, truth, jobs, o);
+    CHECK(r.jobs[0].start == doctest::Approx(1.5));
+    CHECK(r.jobs[1].start == doctest::Approx(3.5));
+    CHECK(r.jobs[0].end == doctest::Approx(15.5));
+    CHECK(r.jobs[1].end == doctest::Approx(11.5));
+    CHECK(summarize(jobs, r, topo.total_gpus()).mean_jct == doctest::Approx(12.5));
+}
+
 TEST_CASE("measured truth: asymmetric pair speeds, by hand") {
     // a beside b runs at 0.5, b beside a at 0.8. a: 10 s of work from 0; b: 4 s from 0.
     // Together until b ends: b needs 4 / 0.8 = 5 s; a has done 2.5 by then, 7.5 left alone:
