@@ -430,7 +430,8 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     cmd->add_option("--policy", a.policies,
                     "policies to compare, comma-separated (also: coloc-nolearn, oracle, slurm-coloc)")
         ->capture_default_str();
-    cmd->add_option("--config", a.config, "take the cluster (node types, nodes, links) from this colocd.yaml");
+    cmd->add_option("--config", a.config,
+                    "take the cluster (node types, nodes, links) and admission settings from this colocd.yaml");
     cmd->add_option("--nodes", a.nodes, "nodes of the default cluster")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
