@@ -7,6 +7,8 @@ namespace coloc::daemon {
 struct AdmissionConfig {
     bool enabled = true;             // at start; `colocctl admission on|off` switches at runtime
     int interval_s = 1;              // Slurm's pending jobs are read (and jobs released or held) this often
+    int watch_ms = 250;              // and between reads slurmctld is asked this often whether a job changed
+                                     // (0 = never): a new job is weighed within this, not a whole interval
     int lease_s = 60;                // a held job's BeginTime is at most this far ahead: it starts by itself
                                      // that long after colocd stops renewing it
     int max_updates_per_round = 64;  // job updates sent to Slurm per round (rate limit)

@@ -80,8 +80,8 @@ void read_elastic(const Reader& r, const YAML::Node& n, ElasticConfig& e) {
         e.max_pending_jobs = r.integer(n["max_pending_jobs"], "elastic_slots.max_pending_jobs", 1, 1000000);
 }
 
-// `admission: on|off`, or a mapping with enabled, interval_s, lease_s, max_updates_per_round,
-// max_pending_jobs.
+// `admission: on|off`, or a mapping with enabled, interval_s, watch_ms, lease_s,
+// max_updates_per_round, max_pending_jobs.
 void read_admission(const Reader& r, const YAML::Node& n, AdmissionConfig& a) {
     if (n.IsScalar()) {
         const std::string v = r.str(n, "admission");
@@ -91,9 +91,11 @@ void read_admission(const Reader& r, const YAML::Node& n, AdmissionConfig& a) {
         return;
     }
     if (!n.IsMap()) r.fail(n, "admission", "expected on, off or a mapping");
-    r.only_keys(n, "admission", {"enabled", "interval_s", "lease_s", "max_updates_per_round", "max_pending_jobs"});
+    r.only_keys(n, "admission",
+                {"enabled", "interval_s", "watch_ms", "lease_s", "max_updates_per_round", "max_pending_jobs"});
     if (n["enabled"]) a.enabled = r.boolean(n["enabled"], "admission.enabled");
     if (n["interval_s"]) a.interval_s = r.integer(n["interval_s"], "admission.interval_s", 1, 3600);
+    if (n["watch_ms"]) a.watch_ms = r.integer(n["watch_ms"], "admission.watch_ms", 0, 60000);
     if (n["lease_s"]) a.lease_s = r.integer(n["lease_s"], "admission.lease_s", 10, 86400);
     if (a.lease_s < 2 * a.interval_s)
         r.fail(n, "admission.lease_s",

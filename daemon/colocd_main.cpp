@@ -163,8 +163,9 @@ int serve(const coloc::daemon::Config& config, const std::atomic<bool>& leave) {
         PidFile pid(config.pidfile);
         log_info("serving " + std::to_string(config.topology.nodes().size()) + " nodes on " + config.listen.front() +
                  " (" + std::to_string(service.cluster().job_count()) + " running jobs recovered)");
-        // 7. serve until told to stop
-        server.run(service, leave, 200, metrics.get());
+        // 7. serve until told to stop; between requests the loop looks for work due (a Slurm
+        // answer to pick up) at least every 50 ms, a fifth of admission's default watch.
+        server.run(service, leave, 50, metrics.get());
         log_info("stopping");
         service.store_before_stop();
     } catch (const std::exception& e) {

@@ -21,9 +21,9 @@ SAN_UNIT_NAMES_san := backlog_journal bind_slots_from_slurm client_report config
     gres_detail group_commit hardware_config hostlist metrics multinode multinode_narrow \
     proto_envelope proto_jobs protocol_upgrade reconcile replay_readers server server_hostile \
     service service_routes site_layout slurm_release spank_% steering store unknown_profile \
-    elastic_slots worker_pool ctl_probe
+    elastic_slots worker_pool ctl_probe background_query_watch
 SAN_UNIT_NAMES_tsan := server server_hostile service service_routes store worker_pool group_commit \
-    db_trouble backlog_journal
+    db_trouble backlog_journal background_query_watch
 # The libraries their link needs, in the linker's order: only these are built.
 SAN_UNIT_LIBS_san := $(addprefix $(BUILD)/san/,libctl.a libclient.a libspank_logic.a libcolocd.a libcoloc_core.a)
 SAN_UNIT_LIBS_tsan := $(addprefix $(BUILD)/tsan/,libcolocd.a libcoloc_core.a)

@@ -32,13 +32,20 @@ SlurmJobNode parse_gres_detail(const std::string& node, const std::string& detai
     return out;
 }
 
-SlurmSnapshot load_slurm_jobs() {
+SlurmSnapshot load_slurm_jobs() { return *load_slurm_jobs_changed_since(0); }
+
+std::optional<SlurmSnapshot> load_slurm_jobs_changed_since(std::int64_t updated_at) {
     init_libslurm();
     job_info_msg_t* msg = nullptr;
-    if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+    if (slurm_load_jobs(static_cast<time_t>(updated_at), &msg, SHOW_ALL) != SLURM_SUCCESS) {
+        // slurmctld compares whole seconds and answers "no change" only for a table older than
+        // the second before `updated_at`, so a change in that same second is not missed.
+        if (updated_at > 0 && slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) return std::nullopt;
         throw std::runtime_error(std::string("slurm_load_jobs: ") + last_slurm_error());
+    }
     SlurmSnapshot snap;
     snap.taken_at = static_cast<std::int64_t>(std::time(nullptr));
+    snap.updated_at = static_cast<std::int64_t>(msg->last_update);
     for (std::uint32_t i = 0; i < msg->record_count; ++i) {
         const slurm_job_info_t& j = msg->job_array[i];
         SlurmJob job;

@@ -41,13 +41,17 @@ struct SlurmJob {
 };
 
 struct SlurmSnapshot {
-    std::int64_t taken_at = 0;   // when slurmctld answered (epoch seconds)
-    std::vector<SlurmJob> jobs;  // every job slurmctld still knows, running or not
+    std::int64_t taken_at = 0;    // when slurmctld answered (epoch seconds)
+    std::int64_t updated_at = 0;  // slurmctld's time of this job table, to ask "changed since?"
+    std::vector<SlurmJob> jobs;   // every job slurmctld still knows, running or not
 };
 
 // Asks slurmctld (through SLURM_CONF or the default slurm.conf). Throws std::runtime_error
 // naming the reason when there is no slurm.conf or slurmctld does not answer.
 SlurmSnapshot load_slurm_jobs();
+// The same, but nullopt when no job changed since `updated_at` (a snapshot's): slurmctld then
+// answers without packing its job table, so asking often costs it little. 0 = always a snapshot.
+std::optional<SlurmSnapshot> load_slurm_jobs_changed_since(std::int64_t updated_at);
 
 // "gpu:2(IDX:0-1)", "gpu:a100:1(IDX:3),gpuslot(CNT:1)", "gpuslot(CNT:2)": the GPUs and the
 // count on one node (slurm/gres_detail.hpp); nothing when the detail does not parse.

@@ -35,6 +35,8 @@ json SlotSizing::admission_json() const {
     json out = {{"enabled", admission_.enabled()},
                 {"active", admission_on()},
                 {"interval_s", admission_.config().interval_s},
+                {"watch_ms", admission_.config().watch_ms},
+                {"watches", slurm_jobs_.watches()},
                 {"lease_s", admission_.config().lease_s},
                 {"rounds", admission_.rounds()},
                 {"released", admission_.released()},

@@ -9,11 +9,19 @@ namespace coloc::daemon {
 struct BackgroundQuery::Pending {
     std::mutex mu;
     bool done = false;
+    bool unchanged = false;  // a watch that found nothing new
+    std::int64_t started_ms = 0;
     SlurmAnswer answer;
 };
 
 BackgroundQuery::BackgroundQuery(int interval_s, Query query)
-    : interval_ms_(static_cast<std::int64_t>(interval_s) * 1000), query_(std::move(query)) {}
+    : interval_ms_(static_cast<std::int64_t>(interval_s) * 1000),
+      query_([query = std::move(query)](std::int64_t) { return std::optional<slurm::SlurmSnapshot>(query()); }) {}
+
+BackgroundQuery::BackgroundQuery(int interval_s, int watch_ms, ChangedQuery query)
+    : interval_ms_(static_cast<std::int64_t>(interval_s) * 1000),
+      watch_ms_(interval_s > 0 ? watch_ms : 0),
+      query_(std::move(query)) {}
 
 BackgroundQuery::~BackgroundQuery() = default;
 
@@ -22,23 +30,38 @@ std::optional<SlurmAnswer> BackgroundQuery::poll(std::int64_t now_ms) {
     if (pending_) {
         std::lock_guard<std::mutex> lock(pending_->mu);
         if (!pending_->done) return std::nullopt;
-        SlurmAnswer answer = std::move(pending_->answer);
-        pending_.reset();
-        return answer;
+        std::shared_ptr<Pending> p = std::move(pending_);
+        if (p->unchanged) return std::nullopt;
+        if (p->answer.ok) {
+            updated_at_ = p->answer.snapshot.updated_at;
+            // A fresh table, whatever asked for it: the next full read is an interval after it.
+            next_due_ms_ = p->started_ms + interval_ms_;
+        }
+        return std::move(p->answer);
     }
-    if (next_due_ms_ >= 0 && now_ms < next_due_ms_) return std::nullopt;
-    next_due_ms_ = now_ms + interval_ms_;
+    const bool full = next_due_ms_ < 0 || now_ms >= next_due_ms_;
+    const bool watch = watch_ms_ > 0 && updated_at_ > 0 && now_ms >= next_watch_ms_;
+    if (!full && !watch) return std::nullopt;
+    if (full) next_due_ms_ = now_ms + interval_ms_;
+    next_watch_ms_ = now_ms + watch_ms_;
+    const std::int64_t since = full ? 0 : updated_at_;
+    if (!full) ++watches_;
     pending_ = std::make_shared<Pending>();
-    std::thread([p = pending_, query = query_] {
+    pending_->started_ms = now_ms;
+    std::thread([p = pending_, query = query_, since] {
         SlurmAnswer a;
+        bool unchanged = false;
         try {
-            a.snapshot = query();
+            std::optional<slurm::SlurmSnapshot> snap = query(since);
+            unchanged = !snap;
+            if (snap) a.snapshot = std::move(*snap);
             a.ok = true;
         } catch (const std::exception& e) {
             a.error = e.what();
         }
         std::lock_guard<std::mutex> lock(p->mu);
         p->answer = std::move(a);
+        p->unchanged = unchanged;
         p->done = true;
     }).detach();
     return std::nullopt;

@@ -41,7 +41,10 @@ SlotSizing::SlotSizing(State& state, const Access& access)
       elastic_(state.cfg.elastic, static_cast<int>(state.cfg.topology.nodes().size())),
       admission_(state.cfg.admission),
       slurm_jobs_(state.cfg.elastic.enabled || !state.cfg.admission.enabled ? state.cfg.elastic.interval_s
-                                                                            : state.cfg.admission.interval_s) {}
+                                                                            : state.cfg.admission.interval_s,
+                  // Watched for admission (and for releasing gated jobs with both levers off);
+                  // elastic slots change node counts, which a watch would only make churn.
+                  state.cfg.elastic.enabled ? 0 : state.cfg.admission.watch_ms) {}
 
 void SlotSizing::run_due(std::int64_t now_ms) {
     steer(now_ms);

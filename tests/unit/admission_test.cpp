@@ -181,6 +181,10 @@ TEST_CASE("admission: colocd.yaml, on by default") {
     const Config c = parse_config(base + "admission: { interval_s: 1, lease_s: 10 }\n", "t");
     CHECK(c.admission.interval_s == 1);
     CHECK(c.admission.lease_s == 10);
+    CHECK(d.admission.watch_ms > 0);  // watched by default
+    CHECK(parse_config(base + "admission: { watch_ms: 0 }\n", "t").admission.watch_ms == 0);
+    CHECK_THROWS_WITH_AS(parse_config(base + "admission: { watch_ms: -5 }\n", "t"),
+                         doctest::Contains("admission.watch_ms"), ConfigError);
     CHECK_THROWS_WITH_AS(parse_config(base + "admission: { interval_s: 10, lease_s: 15 }\n", "t"),
                          doctest::Contains("less than two intervals"), ConfigError);
     CHECK_THROWS_WITH_AS(parse_config(base + "admission: { leases: 10 }\n", "t"), doctest::Contains("admission"),
