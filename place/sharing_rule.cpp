@@ -33,29 +33,6 @@ double gpus_freed_by(const ClusterState& state, const RunningJob& job) {
     return freed;
 }
 
-void IdleNodesCount::reset(const ClusterState& state, int per_node) {
-    for (int n : touched_) idle_[static_cast<std::size_t>(n)] = -1;
-    touched_.clear();
-    idle_.resize(state.topology().nodes().size(), -1);
-    state_ = &state;
-    per_node_ = per_node;
-    whole_ = state.nodes_with_at_least(Capacity::Idle, per_node);
-}
-
-void IdleNodesCount::end(const RunningJob& job) {
-    for (const Placement& p : job.where) {
-        double& n = idle_[static_cast<std::size_t>(p.node)];
-        if (n < 0) {
-            n = state_->idle_gpus(p.node);
-            touched_.push_back(p.node);
-        }
-        const bool was_whole = n + 1e-9 >= per_node_;
-        for (int g : p.gpus)
-            if (const int used = state_->used_slots(p.node, g); used > 0) n += 1.0 / used;
-        whole_ += !was_whole && n + 1e-9 >= per_node_;
-    }
-}
-
 bool takes_shared_gpu(const ClusterState& state, const Candidate& c) {
     for (const Placement& p : c.where)
         for (int g : p.gpus)
@@ -213,14 +190,13 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
     v.ahead = std::max(0, outlook.gpus_ahead);
     v.need = gpus + v.ahead;
     const int total = state.topology().total_gpus();
-    v.wait_s = outlook.time->wait_for_idle_gpus(std::min(v.need, total), std::max(v.cost_s, v.expected_cost_s));
+    v.wait_s = outlook.time->wait_for_idle_gpus(std::min(v.need, total));
     if (v.need > total)  // the jobs ahead take turns (see the header)
         v.wait_s += std::max(0.0, outlook.ahead_gpu_s) * (v.need - total) / v.need / total;
     // Its GPUs must be idle together on each node: a longer wait, asked for only when the one
-    // counted in GPUs does not already outweigh the price (the walk is over the running jobs).
-    const double enough = std::max(v.cost_s, v.expected_cost_s);
-    if ((request.gpus_per_node > 1 || request.nodes > 1) && !(v.wait_s > enough))
-        v.wait_s = std::max(v.wait_s, outlook.time->wait_for_idle_nodes(request.nodes, request.gpus_per_node, enough));
+    // counted in GPUs does not already outweigh the price (then it cannot turn the verdict).
+    if ((request.gpus_per_node > 1 || request.nodes > 1) && !(v.wait_s > std::max(v.cost_s, v.expected_cost_s)))
+        v.wait_s = std::max(v.wait_s, outlook.time->wait_for_idle_nodes(request.nodes, request.gpus_per_node));
     v.hold = !(v.wait_s > v.cost_s);
     // Exploration: the expected price lets it share, only the margin holds it, and what it may lose
     // at the pessimistic price is no more than what it gains at the expected one.

@@ -59,16 +59,17 @@
 
 namespace coloc::place {
 
-// What a caller knows about time: when running jobs end and how long they have left.
+// What a caller knows about time: when running jobs end and how long they have left
+// (place/expected_ends.hpp answers the two waits for colocd and the replay alike).
 class TimeOutlook {
 public:
     virtual ~TimeOutlook() = default;
     // The expected seconds until `gpus` GPUs are idle (no job on them), counting the GPUs idle
-    // now; may stop looking and return any value >= `enough` once the wait is known to reach it.
-    virtual double wait_for_idle_gpus(int gpus, double enough) const = 0;
+    // now; infinity when the known ends never free that many.
+    virtual double wait_for_idle_gpus(int gpus) const = 0;
     // The same until `nodes` nodes each have `per_node` idle GPUs (a job on several GPUs of a
     // node: idle GPUs spread over many nodes do not take it). 0 where the caller cannot tell.
-    virtual double wait_for_idle_nodes(int /*nodes*/, int /*per_node*/, double /*enough*/) const { return 0; }
+    virtual double wait_for_idle_nodes(int /*nodes*/, int /*per_node*/) const { return 0; }
     // A running job's expected wall time left at its present pace (seconds; >= 0).
     virtual double remaining_s(const RunningJob& job) const = 0;
 };
@@ -148,59 +149,5 @@ void note_decision(const SharingOutlook& outlook, const SharingVerdict& v);
 // The GPUs `job` gives back when it ends, in proportion of the slots it holds on each (a GPU
 // shared by two frees half).
 double gpus_freed_by(const ClusterState& state, const RunningJob& job);
-
-// The expected wait for `need` idle GPUs from running jobs' expected ends, one implementation
-// for the replay and the daemon: `ends` visits (expected end, job) pairs in ascending order of
-// end until it returns false. A job ending frees each of its GPUs in proportion of the slots
-// it holds there (a GPU shared by two frees half when one ends). `now` is the time the ends
-// are counted from; the result is >= 0, or infinity when the ends never free enough.
-template <class Ends>
-double wait_for_idle(const ClusterState& state, double now, int need, double enough, Ends&& ends) {
-    double idle = state.topology().total_gpus() - state.busy_gpus();
-    if (idle >= need) return 0;
-    double wait = std::numeric_limits<double>::infinity();
-    ends([&](double end, const RunningJob& job) {
-        idle += gpus_freed_by(state, job);
-        if (idle + 1e-9 >= need || end - now >= enough) {
-            wait = end > now ? end - now : 0.0;
-            return false;
-        }
-        return true;
-    });
-    return wait;
-}
-
-// The nodes with `per_node` idle GPUs, counted as running jobs end one by one: a node's GPUs
-// come back as the jobs on them end, in proportion of the slots each holds.
-class IdleNodesCount {
-public:
-    void reset(const ClusterState& state, int per_node);  // counts the nodes now
-    void end(const RunningJob& job);                      // `job` ends
-    int whole() const { return whole_; }
-
-private:
-    const ClusterState* state_ = nullptr;
-    int per_node_ = 0, whole_ = 0;
-    std::vector<double> idle_;  // per node as the ends free GPUs, -1: not looked at yet
-    std::vector<int> touched_;
-};
-
-// wait_for_idle for `nodes` nodes with `per_node` idle GPUs each.
-template <class Ends>
-double wait_for_idle_nodes(const ClusterState& state, double now, int nodes, int per_node, double enough, Ends&& ends) {
-    thread_local IdleNodesCount count;
-    count.reset(state, per_node);
-    if (count.whole() >= nodes) return 0;
-    double wait = std::numeric_limits<double>::infinity();
-    ends([&](double end, const RunningJob& job) {
-        count.end(job);
-        if (count.whole() >= nodes || end - now >= enough) {
-            wait = end > now ? end - now : 0.0;
-            return false;
-        }
-        return true;
-    });
-    return wait;
-}
 
 }  // namespace coloc::place

@@ -9,9 +9,9 @@
 #include <set>
 #include <stdexcept>
 
+#include "place/expected_ends.hpp"
 #include "place/sharing_rule.hpp"
 #include "replay/held_jobs.hpp"
-#include "replay/idle_nodes_walk.hpp"
 
 namespace coloc::replay {
 
@@ -106,6 +106,7 @@ public:
           last_(jobs.size(), 0.0),
           planned_left_(options.planner ? jobs.size() : 0, 0.0),
           planned_rate_(options.planner ? jobs.size() : 0, 1.0),
+          ends_(state_),
           queued_(jobs.size(), 0),
           stamp_(jobs.size(), 0) {
         run_.policy = policy.name();
@@ -122,41 +123,11 @@ public:
         setup_learning();
     }
 
-    // What the sharing rule asks (place::TimeOutlook): from the time limits, as a scheduler knows.
-    // place::wait_for_idle's walk, kept for the batch of events: the running jobs' ends and the
-    // GPUs they free add up once, and each question finds its answer in that prefix (a binary
-    // search) or walks it further, so a pass walks the running jobs at most once, not once per
-    // decision. (Jobs started within the pass are not in it; they end after most of those that are.)
-    double wait_for_idle_gpus(int gpus, double enough) const override {
-        const double want = gpus - (state_.topology().total_gpus() - state_.busy_gpus()) - 1e-9;
-        if (want <= 0) return 0;
-        if (!walk_.valid) {
-            walk_.valid = true;
-            walk_.at = expected_.begin();
-            walk_.ends.clear();
-            walk_.freed.clear();
-        }
-        // Positions, not iterators: walking further grows the vectors.
-        std::size_t found = static_cast<std::size_t>(std::lower_bound(walk_.freed.begin(), walk_.freed.end(), want) -
-                                                     walk_.freed.begin());
-        while (found == walk_.freed.size() && walk_.at != expected_.end() &&
-               (walk_.ends.empty() || walk_.ends.back() - now_ < enough)) {
-            const double before = walk_.freed.empty() ? 0.0 : walk_.freed.back();
-            walk_.freed.push_back(
-                before + place::gpus_freed_by(state_, *state_.find(static_cast<place::JobId>(walk_.at->second))));
-            walk_.ends.push_back(walk_.at->first);
-            ++walk_.at;
-            if (walk_.freed.back() < want) found = walk_.freed.size();
-        }
-        if (found == walk_.freed.size()) {
-            if (walk_.ends.empty() || walk_.ends.back() - now_ < enough) return kInf;  // never frees enough
-            return walk_.ends.back() - now_;                                           // at least this: enough to know
-        }
-        const double end = walk_.ends[found];
-        return end > now_ ? end - now_ : 0.0;
-    }
-    double wait_for_idle_nodes(int nodes, int per_node, double enough) const override {
-        return idle_nodes_.wait(state_, now_, expected_, nodes, per_node, enough);
+    // What the sharing rule asks (place::TimeOutlook): the ends remaining_s() expects, kept
+    // in place::ExpectedEnds as jobs start, end and change pace.
+    double wait_for_idle_gpus(int gpus) const override { return ends_.wait_for_idle_gpus(now_, gpus); }
+    double wait_for_idle_nodes(int nodes, int per_node) const override {
+        return ends_.wait_for_idle_nodes(now_, nodes, per_node);
     }
     double remaining_s(const place::RunningJob& job) const override {
         const std::size_t i = static_cast<std::size_t>(job.id);
@@ -176,7 +147,6 @@ public:
             double t_arr = next_arrival < n ? jobs_[next_arrival].submit + delay : kInf;
             const double now = std::min(t_end, t_arr);
             now_ = now;
-            walk_.valid = false;  // ends below change the running jobs
             bool ended = false;
             while (!heap_.empty() && finish_[static_cast<std::size_t>(heap_.top())] <= now) {
                 end(heap_.top(), now);
@@ -434,6 +404,9 @@ private:
         if (options_.planner)
             planned_rate_[i] = 1.0 / std::max(1.0, options_.planner->slowdown(*job->profile, neighbours_));
         heap_.set(j, now + remaining_[i] / rate_[i], finish_);
+        // The end remaining_s() expects moves with the planner's pace.
+        ends_.set(static_cast<place::JobId>(j),
+                  options_.planner ? now + planned_left_[i] / planned_rate_[i] : job->since + jobs_[i].limit);
     }
 
     void start(int j, std::vector<place::Placement> where, double now) {
@@ -473,6 +446,7 @@ private:
         for (const place::Placement& p : job.where)
             for (int g : p.gpus) shared_ -= state_.used_slots(p.node, g) == 2;  // down to one job: no longer shared
         state_.remove(static_cast<place::JobId>(j));
+        ends_.erase(static_cast<place::JobId>(j));
         run_.jobs[static_cast<std::size_t>(j)].end = now;
         ++run_.events;
         for (int a : affected) rerate(a, now);
@@ -613,7 +587,8 @@ private:
     std::vector<double> last_;       // when remaining_ was last brought up to date
     // With a planner: the time limit's solo seconds left and the pace the planner predicts.
     std::vector<double> planned_left_, planned_rate_;
-    std::set<std::pair<double, int>> expected_;  // running jobs by start + time limit
+    std::set<std::pair<double, int>> expected_;  // running jobs by start + time limit (Slurm's view)
+    place::ExpectedEnds ends_;                   // the same by the end remaining_s() expects
 
     std::vector<int> queue_;
     std::vector<char> queued_;
@@ -626,14 +601,6 @@ private:
     double first_submit_ = 0, asked_gpu_s_ = 0;
     place::ExplorationBudget exploration_;
     double now_ = 0;  // the time of the events being handled
-    // wait_for_idle_gpus's walk over expected_ in this batch of events.
-    struct Walk {
-        bool valid = false;
-        std::set<std::pair<double, int>>::const_iterator at;  // the next to walk
-        std::vector<double> ends, freed;                      // walked: their ends, GPUs freed by then
-    };
-    mutable Walk walk_;
-    mutable IdleNodesWalk idle_nodes_;  // wait_for_idle_nodes's, kept while the state is
     double shadow_ = kInf;
     int extra_ = 0;
     int head_gpus_ = 0;  // the GPUs the reservation is for

@@ -1,7 +1,6 @@
 #include "daemon/steering/admission.hpp"
 
 #include <algorithm>
-#include <limits>
 
 namespace coloc::daemon {
 
@@ -35,7 +34,6 @@ std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster,
     std::vector<Kept> kept;
     QueueAhead ahead;
     ahead.others_waiting = static_cast<int>(pending.size()) - 1;
-    const double inf = std::numeric_limits<double>::infinity();
     for (const PendingJob& job : pending) {
         AdmissionVerdict v;
         v.id = job.id;
@@ -86,7 +84,7 @@ std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster,
             v.why = blocks ? "held: would take GPUs on " + node + " that job " + std::to_string(blocks->job->id) +
                                  " ahead of it waits for, and runs past their expected start"
                            : (w.outcome == Weighed::Outcome::Held ? w.why : "held: " + w.why);
-            const double start = time.wait_for_idle_nodes(1, std::max(1, job.slots_per_node), inf);
+            const double start = time.wait_for_idle_nodes(1, std::max(1, job.slots_per_node));
             kept.push_back({&job, start});
             ahead.add(job);
         }

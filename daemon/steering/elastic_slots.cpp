@@ -2,29 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace coloc::daemon {
 
 KnownEnds::KnownEnds(const place::ClusterState& state, double now, std::map<place::JobId, double> ends)
-    : state_(state), now_(now), ends_(std::move(ends)) {
+    : now_(now), ends_(std::move(ends)), index_(state) {
     for (const auto& [id, end] : ends_)
-        if (const place::RunningJob* job = state_.find(id)) by_end_.emplace_back(end, job);
-    std::sort(by_end_.begin(), by_end_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        if (state.find(id)) index_.set(id, end);
 }
 
 double KnownEnds::remaining_s(const place::RunningJob& job) const {
     const auto it = ends_.find(job.id);
     if (it == ends_.end()) return std::numeric_limits<double>::infinity();
     return std::max(0.0, it->second - now_);
-}
-
-double KnownEnds::wait_for_idle_gpus(int gpus, double enough) const {
-    return place::wait_for_idle(state_, now_, gpus, enough, [&](auto&& visit) { walk(visit); });
-}
-
-double KnownEnds::wait_for_idle_nodes(int nodes, int per_node, double enough) const {
-    return place::wait_for_idle_nodes(state_, now_, nodes, per_node, enough, [&](auto&& visit) { walk(visit); });
 }
 
 int full_slots(const place::Topology& topo, int node) {

@@ -24,6 +24,7 @@
 #include "config/elastic_config.hpp"
 #include "daemon/steering/pending_weigh.hpp"
 #include "place/cluster_state.hpp"
+#include "place/expected_ends.hpp"
 #include "place/policy.hpp"
 #include "place/sharing_rule.hpp"
 
@@ -34,21 +35,16 @@ namespace coloc::daemon {
 class KnownEnds : public place::TimeOutlook {
 public:
     KnownEnds(const place::ClusterState& state, double now, std::map<place::JobId, double> ends);
-    double wait_for_idle_gpus(int gpus, double enough) const override;
-    double wait_for_idle_nodes(int nodes, int per_node, double enough) const override;
+    double wait_for_idle_gpus(int gpus) const override { return index_.wait_for_idle_gpus(now_, gpus); }
+    double wait_for_idle_nodes(int nodes, int per_node) const override {
+        return index_.wait_for_idle_nodes(now_, nodes, per_node);
+    }
     double remaining_s(const place::RunningJob& job) const override;
 
 private:
-    const place::ClusterState& state_;
     double now_;
     std::map<place::JobId, double> ends_;
-    std::vector<std::pair<double, const place::RunningJob*>> by_end_;  // running jobs with a known end, soonest first
-    // Visits (end, job) in by_end_'s order until `visit` returns false.
-    template <class Visit>
-    void walk(Visit&& visit) const {
-        for (const auto& [end, job] : by_end_)
-            if (!visit(end, *job)) return;
-    }
+    place::ExpectedEnds index_;
 };
 
 struct PendingVerdict {

@@ -8,6 +8,7 @@
 
 #include "model/baseline.hpp"
 #include "place/coloc_policy.hpp"
+#include "place/expected_ends.hpp"
 #include "place/sharing_rule.hpp"
 
 using namespace coloc;
@@ -18,28 +19,18 @@ namespace {
 // Running jobs end at fixed times; now is 0.
 class FixedEnds final : public TimeOutlook {
 public:
-    FixedEnds(const ClusterState& state, std::map<JobId, double> ends) : state_(state), ends_(std::move(ends)) {}
-    double wait_for_idle_gpus(int gpus, double enough) const override {
-        return wait_for_idle(state_, 0.0, gpus, enough, [&](auto&& visit) { walk(visit); });
+    FixedEnds(const ClusterState& state, std::map<JobId, double> ends) : ends_(std::move(ends)), index_(state) {
+        for (const auto& [id, end] : ends_) index_.set(id, end);
     }
-    double wait_for_idle_nodes(int nodes, int per_node, double enough) const override {
-        return place::wait_for_idle_nodes(state_, 0.0, nodes, per_node, enough, [&](auto&& visit) { walk(visit); });
+    double wait_for_idle_gpus(int gpus) const override { return index_.wait_for_idle_gpus(0.0, gpus); }
+    double wait_for_idle_nodes(int nodes, int per_node) const override {
+        return index_.wait_for_idle_nodes(0.0, nodes, per_node);
     }
     double remaining_s(const RunningJob& job) const override { return ends_.at(job.id); }
 
 private:
-    // Visits the running jobs soonest end first until `visit` returns false.
-    template <class Visit>
-    void walk(Visit&& visit) const {
-        std::vector<std::pair<double, JobId>> by_end;
-        for (auto [id, end] : ends_) by_end.emplace_back(end, id);
-        std::sort(by_end.begin(), by_end.end());
-        for (auto [end, id] : by_end)
-            if (!visit(end, *state_.find(id))) return;
-    }
-
-    const ClusterState& state_;
     std::map<JobId, double> ends_;
+    ExpectedEnds index_;
 };
 
 // An outlook of the queue alone: no arrivals expected, no reservation ahead, no exploration.
@@ -150,9 +141,8 @@ TEST_CASE("sharing rule: the wait counts a shared GPU as freed in part by each o
     c.run(1, 0);
     c.run(2, 0);
     FixedEnds ends(c.state, {{1, 50}, {2, 400}});
-    CHECK(ends.wait_for_idle_gpus(1, 1e9) == doctest::Approx(400));
-    CHECK(ends.wait_for_idle_gpus(1, 100) >= 100);  // stops looking once past what it needs to know
-    CHECK(ends.wait_for_idle_gpus(2, 1e9) == std::numeric_limits<double>::infinity());
+    CHECK(ends.wait_for_idle_gpus(1) == doctest::Approx(400));
+    CHECK(ends.wait_for_idle_gpus(2) == std::numeric_limits<double>::infinity());
 }
 
 namespace {
@@ -352,14 +342,13 @@ TEST_CASE("sharing rule: a job on several GPUs of a node waits for them idle on 
     c.run(1, 0);
     c.run(2, 1);
     FixedEnds ends(c.state, {{1, 100}, {2, 3000}});
-    CHECK(ends.wait_for_idle_nodes(1, 2, 1e9) == 0);
-    CHECK(ends.wait_for_idle_nodes(1, 3, 1e9) == doctest::Approx(100));
-    CHECK(ends.wait_for_idle_nodes(1, 4, 1e9) == doctest::Approx(3000));
-    CHECK(ends.wait_for_idle_nodes(2, 1, 1e9) == std::numeric_limits<double>::infinity());  // one node only
+    CHECK(ends.wait_for_idle_nodes(1, 2) == 0);
+    CHECK(ends.wait_for_idle_nodes(1, 3) == doctest::Approx(100));
+    CHECK(ends.wait_for_idle_nodes(1, 4) == doctest::Approx(3000));
+    CHECK(ends.wait_for_idle_nodes(2, 1) == std::numeric_limits<double>::infinity());  // one node only
     c.run(3, 2);
     c.run(4, 3);
     c.run(5, 3);  // GPU 3 shared: both must end for it to be idle
     FixedEnds shared(c.state, {{1, 100}, {2, 3000}, {3, 50}, {4, 10}, {5, 200}});
-    CHECK(shared.wait_for_idle_nodes(1, 3, 1e9) == doctest::Approx(200));
-    CHECK(shared.wait_for_idle_nodes(1, 3, 60) >= 60);  // stops looking once past what it needs to know
+    CHECK(shared.wait_for_idle_nodes(1, 3) == doctest::Approx(200));
 }
