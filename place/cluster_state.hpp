@@ -127,6 +127,9 @@ public:
     // The latest stamp on the nodes of `job` (and its links when it is multi-node): its
     // neighbours have not changed since then.
     std::uint64_t last_change(const RunningJob& job) const;
+    // The latest stamp on one node, or on one link.
+    std::uint64_t node_change(int node) const { return node_stamp_[static_cast<std::size_t>(node)]; }
+    std::uint64_t link_change(int link) const { return link_stamp_[static_cast<std::size_t>(link)]; }
     // Nodes that run no job, per node type (all of one type score alike for a new job).
     const NodeSet& empty_nodes(int type) const { return empty_[static_cast<std::size_t>(type)]; }
 

@@ -154,6 +154,11 @@ double ExpectedEnds::wait_for_idle_nodes(double now, int nodes, int per_node) co
     return when > now ? when - now : 0.0;
 }
 
+double ExpectedEnds::longest_wait(double now) const {
+    if (state_.job_count() > jobs_.size()) return kInf;
+    return std::max(0.0, last_end() - now);
+}
+
 double ExpectedEnds::last_end() const { return ends_.empty() ? -kInf : std::prev(ends_.end())->first.first; }
 
 }  // namespace coloc::place

@@ -71,6 +71,9 @@ public:
     std::size_t size() const { return jobs_.size(); }
     // The latest expected end (the time by which every job with a known end is gone); -infinity when none.
     double last_end() const;
+    // The longest either wait can last from `now` for GPUs the cluster has: until every running
+    // job is gone; infinity when one has no known end.
+    double longest_wait(double now) const;
 
 private:
     using Key = std::pair<double, JobId>;

@@ -88,6 +88,7 @@ struct Facts {
     struct OnGpu {
         int gpu;  // the candidate's GPU, counted 0.. over its placements
         const NeighbourEffect* effect;
+        const RunningJob* job;
         double left_now;
     };
     std::vector<Slowed> slowed;
@@ -110,18 +111,21 @@ void gather(const ClusterState& state, const Candidate& c, const TimeOutlook& ti
         for (int g : pl.gpus) {
             for (JobId id : state.jobs_on_gpu(pl.node, g))
                 if (const RunningJob* job = state.find(id))
-                    f.on_gpus.push_back({f.own_gpus, effect_of(id), time.remaining_s(*job)});
+                    f.on_gpus.push_back({f.own_gpus, effect_of(id), job, time.remaining_s(*job)});
             ++f.own_gpus;
         }
 }
 
+// With `b`: the price's parts without the first queued job's share, and how fast each can fall
+// as the jobs' time left runs out (each lasts at most its pace times longer than that time).
 Price price(const ClusterState& state, const JobRequest& request, const Candidate& c, const SharingOutlook& outlook,
-            const Facts& f, double z) {
+            const Facts& f, double z, HoldBound* b = nullptr) {
     Price p;
     const double s = slower_by(c.job_slowdown, c.job_sd, z);
     const double alone_span = outlook.work_s * s;  // the job's time if its neighbours all stay
     const HeadReservation& head = outlook.head;
     double overlap = 0, extra_gpu_s = 0, head_idle_gpus = 0;
+    double fastest = 0, neighbours_rate = 0, extra_rate = 0;  // for `b`
     for (const Facts::Slowed& n : f.slowed) {
         const NeighbourEffect& e = *n.effect;
         const double before = std::max(1.0, e.before), after = slower_by(e.after, e.after_sd, z);
@@ -131,6 +135,9 @@ Price price(const ClusterState& state, const JobRequest& request, const Candidat
         const double extra = together * (1 - before / after);
         p.neighbours += extra;
         extra_gpu_s += n.job->gpu_count() * extra;  // every GPU of it is held that much longer
+        fastest = std::max(fastest, after / before);
+        neighbours_rate += after / before - 1;
+        extra_rate += n.job->gpu_count() * (after / before - 1);
         // The first queued job waits for this one's GPUs: it starts later by what this one ends
         // past its start, with the GPUs kept for it idle meanwhile.
         if (n.left_now <= head.starts_in_s && n.left_now + extra > head.starts_in_s) {
@@ -151,6 +158,7 @@ Price price(const ClusterState& state, const JobRequest& request, const Candidat
             const double pace =
                 o.effect ? slower_by(o.effect->after, o.effect->after_sd, z) / std::max(1.0, o.effect->before) : 1.0;
             shared = std::max(shared, std::min(alone_span, o.left_now * std::max(1.0, pace)));
+            fastest = std::max(fastest, std::max(1.0, pace));
         }
         shared_sum += shared;
         overlap = std::max(overlap, shared);
@@ -159,6 +167,17 @@ Price price(const ClusterState& state, const JobRequest& request, const Candidat
     const int gpus = request.gpus_per_node * request.nodes;
     extra_gpu_s += f.own_gpus * overlap - shared_sum;  // its GPUs held alone over the overlap, slowed
     extra_gpu_s -= gpus * overlap / s;                 // and its work done meanwhile
+    if (b) {
+        // Each part falls no faster than the sum of what makes it up: the overlap at the pace of
+        // its fastest part, the GPUs shared no faster than... not at all (they only lower it),
+        // the work done meanwhile rises (it only lowers the capacity taken: kept as it is now).
+        b->own = p.own;
+        b->own_rate = fastest * (1 - 1 / s);
+        b->neighbours = p.neighbours;
+        b->neighbours_rate = neighbours_rate;
+        b->extra_gpu_s = extra_gpu_s;
+        b->extra_rate = extra_rate + f.own_gpus * fastest;
+    }
     extra_gpu_s += p.head_delay * head_idle_gpus;
     p.jobs_affected = jobs_reached(state, outlook);
     // Only a loss counts (see the header).
@@ -167,18 +186,68 @@ Price price(const ClusterState& state, const JobRequest& request, const Candidat
     return p;
 }
 
+// The expected wait for GPUs of its own: `need` idle GPUs (the job's and those of the jobs
+// queued ahead) and, when the jobs ahead ask for more than the cluster has, their turns (see the
+// header); for a job on several GPUs of a node, its GPUs idle together on each node, a longer
+// wait asked for only when the one counted in GPUs does not already pass `enough`.
+double wait_for_own(const ClusterState& state, const JobRequest& request, const SharingOutlook& outlook,
+                    double enough) {
+    const int need = request.gpus_per_node * request.nodes + std::max(0, outlook.gpus_ahead);
+    const int total = state.topology().total_gpus();
+    double wait = outlook.time->wait_for_idle_gpus(std::min(need, total));
+    if (need > total) wait += std::max(0.0, outlook.ahead_gpu_s) * (need - total) / need / total;
+    if ((request.gpus_per_node > 1 || request.nodes > 1) && !(wait > enough))
+        wait = std::max(wait, outlook.time->wait_for_idle_nodes(request.nodes, request.gpus_per_node));
+    return wait;
+}
+
+// What a held verdict read, for certainly_held: the nodes and links of the candidate and of the
+// jobs whose time left the price took.
+void keep_reads(const ClusterState& state, const Candidate& c, const Facts& f, HoldBound& b) {
+    b.valid = true;
+    b.stamp = state.changes();
+    b.nodes.clear();
+    b.links.clear();
+    // Each node and link once (a neighbour on many GPUs is read as often).
+    thread_local std::vector<char> node_seen, link_seen;
+    node_seen.resize(state.topology().nodes().size());
+    link_seen.resize(state.topology().link_names().size());
+    const auto node = [&](int n) {
+        if (node_seen[static_cast<std::size_t>(n)]) return;
+        node_seen[static_cast<std::size_t>(n)] = 1;
+        b.nodes.push_back(n);
+    };
+    const auto read = [&](const RunningJob& job) {
+        for (const Placement& p : job.where) {
+            node(p.node);
+            const int link = state.topology().nodes()[static_cast<std::size_t>(p.node)].link;
+            if (job.multi_node() && link >= 0 && !link_seen[static_cast<std::size_t>(link)]) {
+                link_seen[static_cast<std::size_t>(link)] = 1;
+                b.links.push_back(link);
+            }
+        }
+    };
+    for (const Placement& p : c.where) node(p.node);
+    for (const Facts::Slowed& n : f.slowed) read(*n.job);
+    for (const Facts::OnGpu& o : f.on_gpus) read(*o.job);
+    for (int n : b.nodes) node_seen[static_cast<std::size_t>(n)] = 0;
+    for (int l : b.links) link_seen[static_cast<std::size_t>(l)] = 0;
+}
+
 }  // namespace
 
 SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& request, const Candidate& c,
-                             const SharingOutlook& outlook) {
+                             const SharingOutlook& outlook, HoldBound* bound) {
+    if (bound) bound->valid = false;
     SharingVerdict v;
     v.shares = takes_shared_gpu(state, c);
     if (!v.shares || !outlook.time || !(outlook.work_s > 0)) return v;
     v.weighed = true;
     thread_local Facts facts;
     gather(state, c, *outlook.time, facts);
-    const Price expected = price(state, request, c, outlook, facts, 0);
-    const Price pessimistic = uncertain(c) ? price(state, request, c, outlook, facts, 1) : expected;
+    const bool margin = uncertain(c);
+    const Price expected = price(state, request, c, outlook, facts, 0, margin ? nullptr : bound);
+    const Price pessimistic = margin ? price(state, request, c, outlook, facts, 1, bound) : expected;
     v.own_extra_s = pessimistic.own;
     v.neighbours_extra_s = pessimistic.neighbours;
     v.head_delay_s = pessimistic.head_delay;
@@ -186,17 +255,9 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
     v.jobs_affected = pessimistic.jobs_affected;
     v.cost_s = pessimistic.total();
     v.expected_cost_s = expected.total();
-    const int gpus = request.gpus_per_node * request.nodes;
     v.ahead = std::max(0, outlook.gpus_ahead);
-    v.need = gpus + v.ahead;
-    const int total = state.topology().total_gpus();
-    v.wait_s = outlook.time->wait_for_idle_gpus(std::min(v.need, total));
-    if (v.need > total)  // the jobs ahead take turns (see the header)
-        v.wait_s += std::max(0.0, outlook.ahead_gpu_s) * (v.need - total) / v.need / total;
-    // Its GPUs must be idle together on each node: a longer wait, asked for only when the one
-    // counted in GPUs does not already outweigh the price (then it cannot turn the verdict).
-    if ((request.gpus_per_node > 1 || request.nodes > 1) && !(v.wait_s > std::max(v.cost_s, v.expected_cost_s)))
-        v.wait_s = std::max(v.wait_s, outlook.time->wait_for_idle_nodes(request.nodes, request.gpus_per_node));
+    v.need = request.gpus_per_node * request.nodes + v.ahead;
+    v.wait_s = wait_for_own(state, request, outlook, std::max(v.cost_s, v.expected_cost_s));
     v.hold = !(v.wait_s > v.cost_s);
     // Exploration: the expected price lets it share, only the margin holds it, and what it may lose
     // at the pessimistic price is no more than what it gains at the expected one.
@@ -205,7 +266,37 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
         v.hold = false;
         v.explores = true;
     }
+    if (bound && v.hold && v.wait_s < std::numeric_limits<double>::infinity()) {
+        keep_reads(state, c, facts, *bound);
+        bound->at = outlook.time->now();
+    }
     return v;
+}
+
+bool certainly_held(const ClusterState& state, const JobRequest& request, const SharingOutlook& outlook,
+                    const HoldBound& b) {
+    if (!b.valid || !outlook.time || !(outlook.work_s > 0)) return false;
+    if (outlook.exploration && outlook.exploration->share > 0) return false;  // it might explore now
+    if (state.changes() != b.stamp) {
+        for (int n : b.nodes)
+            if (state.node_change(n) > b.stamp) return false;
+        for (int l : b.links)
+            if (state.link_change(l) > b.stamp) return false;
+    }
+    const double d = std::max(0.0, outlook.time->now() - b.at);
+    double floor = std::max(0.0, b.own - b.own_rate * d) + std::max(0.0, b.neighbours - b.neighbours_rate * d);
+    const int total = state.topology().total_gpus();
+    const double reached = jobs_reached(state, outlook), extra = b.extra_gpu_s - b.extra_rate * d;
+    if (reached > 0 && extra > 0) floor += reached * extra / total;
+    // With room for the rounding of both sides.
+    const auto below = [&](double wait) { return wait * (1 + 1e-9) + 1e-6 < floor; };
+    // The longest the wait can be: every running job gone, then the turns of the jobs ahead.
+    const int need = request.gpus_per_node * request.nodes + std::max(0, outlook.gpus_ahead);
+    double longest = outlook.time->longest_wait();
+    if (need > total) longest += std::max(0.0, outlook.ahead_gpu_s) * (need - total) / need / total;
+    if (below(longest)) return true;
+    // Else the wait itself (O(log n) from the expected ends), against the same floor.
+    return below(wait_for_own(state, request, outlook, floor));
 }
 
 void note_decision(const SharingOutlook& outlook, const SharingVerdict& v) {

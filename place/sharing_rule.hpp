@@ -50,6 +50,7 @@
 // times, the queue and the arrivals seen.
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -72,6 +73,11 @@ public:
     virtual double wait_for_idle_nodes(int /*nodes*/, int /*per_node*/) const { return 0; }
     // A running job's expected wall time left at its present pace (seconds; >= 0).
     virtual double remaining_s(const RunningJob& job) const = 0;
+    // The time the ends are counted from (seconds, the caller's clock).
+    virtual double now() const = 0;
+    // The longest either wait can last for GPUs the cluster has: until every running job is
+    // gone (infinity when one has no known end).
+    virtual double longest_wait() const = 0;
 };
 
 // What the cluster has been asked for so far: the rates the rule expects of the arrivals to come.
@@ -134,14 +140,35 @@ struct SharingVerdict {
     std::string price_basis() const;
 };
 
+// A held verdict kept so that it can be checked again in O(1) (the replay weighs a deep queue
+// at every event). While nothing changes on the nodes and links whose jobs its price read, the
+// price at pessimistic speeds falls no faster than the rates below as those jobs' time left
+// runs out (the first queued job's share left out: it only adds), and no wait for GPUs the
+// cluster has lasts longer than TimeOutlook::longest_wait() plus the turns of the jobs ahead.
+// A price whose floor still exceeds that longest wait holds the job whatever the wait is now.
+struct HoldBound {
+    bool valid = false;
+    double at = 0;                  // TimeOutlook::now() when worked out
+    std::uint64_t stamp = 0;        // ClusterState::changes() then
+    std::vector<int> nodes, links;  // where the jobs it read run
+    double own = 0, own_rate = 0;   // the job's own extra seconds, and how fast they can fall
+    double neighbours = 0, neighbours_rate = 0;
+    double extra_gpu_s = 0, extra_rate = 0;  // the capacity sharing takes, before the jobs it reaches
+};
+
+// Whether a job held with `bound` is held still, for certain (false: weigh it again).
+bool certainly_held(const ClusterState& state, const JobRequest& request, const SharingOutlook& outlook,
+                    const HoldBound& bound);
+
 // Whether `c` takes a slot of a GPU that another job uses now.
 bool takes_shared_gpu(const ClusterState& state, const Candidate& c);
 
 // The rule on the engine's best candidate `c`: held when the expected wait for GPUs of its own is
 // no longer than what sharing costs (never when `c` shares no GPU, see above). Reads, never
 // changes, the outlook's exploration budget (note_decision counts).
+// With `bound`, a verdict that holds the job also says how it may be checked again (certainly_held).
 SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& request, const Candidate& c,
-                             const SharingOutlook& outlook);
+                             const SharingOutlook& outlook, HoldBound* bound = nullptr);
 
 // Counts a decision the policy takes on `v` in the outlook's exploration budget, if any.
 void note_decision(const SharingOutlook& outlook, const SharingVerdict& v);

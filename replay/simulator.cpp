@@ -129,6 +129,8 @@ public:
     double wait_for_idle_nodes(int nodes, int per_node) const override {
         return ends_.wait_for_idle_nodes(now_, nodes, per_node);
     }
+    double now() const override { return now_; }
+    double longest_wait() const override { return ends_.longest_wait(now_); }
     double remaining_s(const place::RunningJob& job) const override {
         const std::size_t i = static_cast<std::size_t>(job.id);
         if (options_.planner)

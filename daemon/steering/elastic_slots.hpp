@@ -40,6 +40,8 @@ public:
         return index_.wait_for_idle_nodes(now_, nodes, per_node);
     }
     double remaining_s(const place::RunningJob& job) const override;
+    double now() const override { return now_; }
+    double longest_wait() const override { return index_.longest_wait(now_); }
 
 private:
     double now_;

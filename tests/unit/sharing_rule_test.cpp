@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 
 #include "model/baseline.hpp"
 #include "place/coloc_policy.hpp"
@@ -16,21 +17,30 @@ using namespace coloc::place;
 
 namespace {
 
-// Running jobs end at fixed times; now is 0.
+// Running jobs end at fixed times; now is 0 unless moved on (at()).
 class FixedEnds final : public TimeOutlook {
 public:
     FixedEnds(const ClusterState& state, std::map<JobId, double> ends) : ends_(std::move(ends)), index_(state) {
         for (const auto& [id, end] : ends_) index_.set(id, end);
     }
-    double wait_for_idle_gpus(int gpus) const override { return index_.wait_for_idle_gpus(0.0, gpus); }
+    double wait_for_idle_gpus(int gpus) const override { return index_.wait_for_idle_gpus(now_, gpus); }
     double wait_for_idle_nodes(int nodes, int per_node) const override {
-        return index_.wait_for_idle_nodes(0.0, nodes, per_node);
+        return index_.wait_for_idle_nodes(now_, nodes, per_node);
     }
-    double remaining_s(const RunningJob& job) const override { return ends_.at(job.id); }
+    double remaining_s(const RunningJob& job) const override { return std::max(0.0, ends_.at(job.id) - now_); }
+    double now() const override { return now_; }
+    double longest_wait() const override { return index_.longest_wait(now_); }
+    void at(double now) { now_ = now; }
+    // A job started (ending at `end`) or ended in the state since.
+    void started(JobId id, double end) {
+        ends_[id] = end;
+        index_.set(id, end);
+    }
 
 private:
     std::map<JobId, double> ends_;
     ExpectedEnds index_;
+    double now_ = 0;
 };
 
 // An outlook of the queue alone: no arrivals expected, no reservation ahead, no exploration.
@@ -351,4 +361,90 @@ TEST_CASE("sharing rule: a job on several GPUs of a node waits for them idle on 
     c.run(5, 3);  // GPU 3 shared: both must end for it to be idle
     FixedEnds shared(c.state, {{1, 100}, {2, 3000}, {3, 50}, {4, 10}, {5, 200}});
     CHECK(shared.wait_for_idle_nodes(1, 3) == doctest::Approx(200));
+}
+
+TEST_CASE("sharing rule: a held verdict is held for certain while its price's floor passes any wait") {
+    Cluster c(2);
+    c.run(1, 0);
+    c.run(2, 1);
+    FixedEnds ends(c.state, {{1, 100}, {2, 150}});
+    SharingOutlook outlook = queue(&ends, 1000, 0);
+    const JobRequest r = c.request(&outlook);
+    const PairSlowdown model(1.9);  // two on a GPU run 1.9 times slower, nothing else slows them
+    const Decision d = ColocPolicy(model).place(c.state, r);
+    REQUIRE_FALSE(d.placed);
+    // Beside job 1 (100 s left): 90 s to each, 180 s in all, against a wait of 100 s.
+    HoldBound bound;
+    REQUIRE(judge_sharing(c.state, r, d.chosen, outlook, &bound).hold);
+    REQUIRE(bound.valid);
+    CHECK(bound.own == doctest::Approx(90));
+    CHECK(bound.own_rate == doctest::Approx(0.9));  // the overlap falls 1.9 s a second, 1 - 1/1.9 of it the job's
+    CHECK(bound.neighbours_rate == doctest::Approx(0.9));
+    CHECK(certainly_held(c.state, r, outlook, bound));  // 180 s against at most 150 s
+    // 20 s on: the floor 144 s is the price itself (linear until job 1 ends); the longest wait 130 s.
+    ends.at(20);
+    CHECK(certainly_held(c.state, r, outlook, bound));
+    CHECK(judge_sharing(c.state, r, d.chosen, outlook).cost_s == doctest::Approx(144));
+    // 60 s on: the floor (72 s) no longer passes the longest wait (90 s), but it passes the wait
+    // itself (40 s).
+    ends.at(60);
+    CHECK(certainly_held(c.state, r, outlook, bound));
+    // Job 1 is past its expected end, job 2 is not: the wait is still 0 and the job still
+    // held, but nothing is certain past a change where the price was read.
+    c.run(3, 1);
+    ends.started(3, 500);
+    CHECK_FALSE(certainly_held(c.state, r, outlook, bound));
+    // Exploration may share what the price holds: never certain then.
+    HoldBound again;
+    REQUIRE(judge_sharing(c.state, r, d.chosen, outlook, &again).hold);
+    CHECK(certainly_held(c.state, r, outlook, again));
+    ExplorationBudget budget{.share = 0.5};
+    outlook.exploration = &budget;
+    CHECK_FALSE(certainly_held(c.state, r, outlook, again));
+}
+
+TEST_CASE("sharing rule: what is certainly held, weighed again, is held") {
+    // Random clusters, held jobs, time moving on and jobs starting and ending: each time
+    // certainly_held says so, judge_sharing says hold too.
+    int certain = 0, weighed = 0;
+    for (unsigned seed = 1; seed <= 40; ++seed) {
+        std::mt19937 rng(seed);
+        const auto uniform = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+        Cluster c(4);
+        std::map<JobId, double> end_of;
+        JobId next = 1;
+        for (int g = 0; g < 4; ++g)
+            for (int k = 0; k < 2; ++k)
+                if (uniform(0, 1) < 0.7) {
+                    c.run(next, g);
+                    end_of[next++] = uniform(10, 3000);
+                }
+        FixedEnds ends(c.state, end_of);
+        PairSlowdown model(uniform(1.05, 3.0), uniform(0, 0.2));
+        SharingOutlook outlook =
+            queue(&ends, uniform(100, 5000), static_cast<int>(uniform(0, 6)), static_cast<int>(uniform(0, 30)));
+        outlook.arrivals = {.jobs_per_s = uniform(0, 0.01),
+                            .offered_gpus = uniform(0, 6),
+                            .seen_s = 5000,
+                            .queued_gpu_s = uniform(0, 20000)};
+        const JobRequest r = c.request(&outlook);
+        const Decision d = ColocPolicy(model).place(c.state, r);
+        if (d.placed || !d.held) continue;
+        HoldBound bound;
+        if (!judge_sharing(c.state, r, d.chosen, outlook, &bound).hold) continue;
+        for (double t = 0; t < 3000; t += uniform(1, 200)) {
+            ends.at(t);
+            if (uniform(0, 1) < 0.1 && c.state.job_count() > 0) {  // a job ends or starts somewhere
+                const JobId id = c.state.jobs().begin()->first;
+                c.state.remove(id);
+            }
+            ++weighed;
+            if (!certainly_held(c.state, r, outlook, bound)) continue;
+            ++certain;
+            INFO("seed " << seed << " t " << t);
+            CHECK(judge_sharing(c.state, r, d.chosen, outlook).hold);
+        }
+    }
+    CHECK(certain > 100);  // the question met many held jobs
+    CHECK(weighed > certain);
 }
