@@ -73,6 +73,7 @@ void ColocModel::set_params(const ColocParams& params) {
 }
 
 void ColocModel::rebuild() {
+    pending_pairs_ = 0;
     tables_.clear();
     for (const MeasuredPair& m : catalogue_.pairs()) {
         const JobProfile* a = catalogue_.find(m.job);

@@ -196,6 +196,7 @@ private:
     Calibration calibration_;
     PairResiduals residuals_;
     std::uint64_t version_ = 0;
+    int pending_pairs_ = 0;  // measured pairs new or moved since the tables were last rebuilt
 };
 
 }  // namespace coloc::model

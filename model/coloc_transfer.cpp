@@ -222,13 +222,17 @@ bool ColocModel::learn_gpu_pair(const JobProfile& job, const Neighbour& n, doubl
     const std::string& gpu_type = view(n.hardware).hw.gpu_type;
     observed_.add(gpu_type, job.name, other.name, table_speed(job, other, measured));
     ++version_;
-    // Rebuild when the pair is new to the table or its value moved enough to matter.
+    // Rebuilt once a tenth of the table's pairs are new or moved enough to matter (the first
+    // pairs one by one), as the elapsed learning refits its window: every rebuild works out every
+    // pair's prediction again, and a replay learns thousands of reports an hour.
     const ReferenceTable* own = table_of(gpu_type);
     const auto& seen = observed_.all().at({gpu_type, job.name, other.name});
     const int i = own ? own->index_of(job.name) : -1, j = own ? own->index_of(other.name) : -1;
     if (i < 0 || j < 0 || !own->has_speed(i, j) || seen.n == 1 ||
-        std::abs(own->speed(i, j) - seen.speed) > kRebuildStep)
-        rebuild();
+        std::abs(own->speed(i, j) - seen.speed) > kRebuildStep) {
+        const std::size_t measured = own ? own->measured_pairs() : 0;
+        if (++pending_pairs_ * std::size_t{10} >= std::max<std::size_t>(10, measured)) rebuild();
+    }
     return true;
 }
 

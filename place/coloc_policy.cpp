@@ -369,4 +369,10 @@ Decision ColocPolicy::place(const ClusterState& state, const JobRequest& request
     return search.decide(options_.max_loss_per_gpu, options_.sharing_rule);
 }
 
+std::optional<Candidate> ColocPolicy::rescore(const ClusterState& state, const JobRequest& request,
+                                              const Candidate& where) const {
+    const std::lock_guard lock(reused_->lock);
+    return score_kept(state, *model_, request, where.where, reused_->cache.get());
+}
+
 }  // namespace coloc::place

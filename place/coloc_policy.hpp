@@ -44,6 +44,8 @@ public:
     std::string name() const override { return name_; }
     // Safe from several threads at once: decisions take turns at what they reuse.
     Decision place(const ClusterState& state, const JobRequest& request, int keep = 1) const override;
+    std::optional<Candidate> rescore(const ClusterState& state, const JobRequest& request,
+                                     const Candidate& where) const override;
     const ColocOptions& options() const { return options_; }
 
 private:

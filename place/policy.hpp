@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -67,6 +68,12 @@ public:
     virtual std::string name() const = 0;
     // `keep` = how many ranked candidates to return (for explain); 1 is enough to place.
     virtual Decision place(const ClusterState& state, const JobRequest& request, int keep = 1) const = 0;
+    // `where` (a candidate it chose earlier) scored again as it would score it now, without a
+    // search; nothing when it does not score placements.
+    virtual std::optional<Candidate> rescore(const ClusterState& /*state*/, const JobRequest& /*request*/,
+                                             const Candidate& /*where*/) const {
+        return std::nullopt;
+    }
 };
 
 // Scores one candidate with `model`: the job's own predicted slowdown and the harm it adds to

@@ -26,12 +26,18 @@ namespace coloc::replay {
 
 class HeldJobs {
 public:
-    // The model the policy decides by, when it may change between decisions.
-    void follow(const model::InterferenceModel* model) { model_ = model; }
+    // The model `policy` decides by, when it may change between decisions (learning), and how
+    // often at most (seconds) a held job's candidate is scored again because it changed.
+    void follow(const model::InterferenceModel* model, const place::Policy* policy, double refresh_s) {
+        model_ = model;
+        policy_ = policy;
+        refresh_s_ = refresh_s;
+    }
 
     // Remembers why `job` was turned down (`d` is the policy's decision, not placed).
-    void remember(int job, const place::ClusterState& state, const place::Decision& d) {
+    void remember(int job, const place::ClusterState& state, const place::Decision& d, double now) {
         Entry& e = entries_[job];
+        e.searched_at = now;
         e.held = d.held;
         e.changes = state.changes();
         e.weighed = d.chosen;
@@ -42,11 +48,15 @@ public:
 
     // Whether asking the policy again about `request` now would surely (held: most likely) give
     // the same answer.
-    bool still_turned_down(const place::ClusterState& state, const place::JobRequest& request) {
+    bool still_turned_down(const place::ClusterState& state, const place::JobRequest& request, double now) {
         auto it = entries_.find(static_cast<int>(request.id));
         if (it == entries_.end()) return false;
         Entry& e = it->second;
-        if (model_ && model_->version() != e.version) return false;
+        // A model that learned may price its candidate otherwise: the candidate is scored again
+        // (at most once a refresh_s; meanwhile it is weighed with what was predicted then).
+        if (model_ && model_->version() != e.version && now - e.searched_at >= refresh_s_) {
+            if (!e.held || !request.outlook || !rescored(e, state, request, now)) return false;
+        }
         if (!e.held) return state.changes() == e.changes;
         if (state.nodes_with_at_least(place::Capacity::Idle, request.gpus_per_node) >= request.nodes) return false;
         if (!request.outlook) return false;
@@ -55,15 +65,30 @@ public:
     }
 
 private:
+    struct Entry;
+    // Its candidate scored with the model as it is now; false when that no longer holds it (or
+    // the policy cannot score it), so that it is searched again.
+    bool rescored(Entry& e, const place::ClusterState& state, const place::JobRequest& request, double now) {
+        if (!policy_) return false;
+        std::optional<place::Candidate> c = policy_->rescore(state, request, e.weighed);
+        if (!c || !place::judge_sharing(state, request, *c, *request.outlook, &e.bound).hold) return false;
+        e.weighed = std::move(*c);
+        e.version = model_->version();
+        e.searched_at = now;
+        return true;
+    }
     struct Entry {
         bool held = false;          // by the sharing rule (else: the admission limit)
         std::uint64_t changes = 0;  // ClusterState::changes() then
         place::Candidate weighed;
         std::uint64_t version = 0;  // the followed model's version() then
         place::HoldBound bound;     // from its latest weighing
+        double searched_at = 0;     // when it was last searched
     };
     std::unordered_map<int, Entry> entries_;
     const model::InterferenceModel* model_ = nullptr;
+    const place::Policy* policy_ = nullptr;
+    double refresh_s_ = 0;
 };
 
 }  // namespace coloc::replay

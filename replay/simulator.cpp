@@ -254,7 +254,7 @@ private:
                                       .head = head,
                                       .exploration = options_.explore_share > 0 ? &exploration_ : nullptr};
         if (options_.outlook) r.outlook = &outlook;
-        if (turned_down_.still_turned_down(state_, r)) {
+        if (turned_down_.still_turned_down(state_, r, now)) {
             ++run_.declined;
             ++run_.unchanged;
             return false;
@@ -263,7 +263,7 @@ private:
         place::Decision d = policy_.place(state_, r);
         if (!d.placed) {
             ++run_.declined;
-            turned_down_.remember(j, state_, d);
+            turned_down_.remember(j, state_, d, now);
             return false;
         }
         turned_down_.forget(j);
@@ -458,7 +458,7 @@ private:
     // ---- learning (SimLearning) ------------------------------------------------------------
     void setup_learning() {
         const SimLearning& l = options_.learning;
-        turned_down_.follow(l.judged);
+        turned_down_.follow(l.judged, &policy_, l.report_interval_s);
         if (!l.learner) return;
         run_.learned = true;
         stretch_.resize(jobs_.size());
