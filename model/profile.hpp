@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace coloc::model {
 
@@ -32,8 +33,9 @@ struct JobProfile {
     // "v100", ...), where known. Ratios between GPU types reveal how compute-bound a job is.
     std::map<std::string, double> solo_throughput;
 
-    // Names of the features that were given rather than defaulted.
-    std::map<std::string, bool> known;
+    // Names of the features that were given rather than defaulted (looked up by any string
+    // type: has() is on the prediction path, and a literal need not become a std::string).
+    std::map<std::string, bool, std::less<>> known;
 
     int id = -1;  // interned index in a ProfileCatalogue; -1 when not interned
     // Set by ProfileCatalogue::intern, unique per interned profile and kept by copies of the
@@ -42,7 +44,7 @@ struct JobProfile {
     std::uint64_t serial = 0;
 
     double period() const { return comm_period_s > 0 ? comm_period_s : iter_time_s; }
-    bool has(const std::string& feature) const {
+    bool has(std::string_view feature) const {
         auto it = known.find(feature);
         return it != known.end() && it->second;
     }
