@@ -495,27 +495,24 @@ int main(int argc, char** argv) {
             std::snprintf(buf, sizeof buf, "x%.2f", x);
             return std::string(buf);
         };
-        // With 4 closed-loop clients each reply waiting for a sync, no server is faster than each
-        // client waiting for the sealed echo's round trip plus one sync: the disk's floor, named in
-        // a miss so that it is not taken for colocd's own work.
+        // Each acknowledged write also waits for a sync of the WAL, which the sealed echo does not:
+        // the disk's share of the floor, estimated from a bare fdatasync (rounds share one sync,
+        // and the WAL's syncs need not cost what a bare one does, so this is no hard bound).
         const double durable_rate = clients / ((percentile(floor_run.latency_us, 0.5) + disk.p50_us) * 1e-6);
         std::printf(
-            "with a sync per acknowledged write (the disk's floor): at most %.0f/s = x%.2f of the sealed echo's "
-            "rate for %d clients; end-to-end p99 at least the sealed echo's p99 + a sync's p99 = %.1f us = x%.2f\n",
-            durable_rate, durable_rate / sealed_rate, clients, sealed99 + disk.p99_us,
+            "the disk's share (an estimate): %d clients each waiting for the sealed echo and one bare sync: %.0f/s "
+            "= x%.2f of the sealed echo's rate; the sealed echo's p99 + a bare sync's p99 = %.1f us = x%.2f\n",
+            clients, durable_rate, durable_rate / sealed_rate, sealed99 + disk.p99_us,
             (sealed99 + disk.p99_us) / sealed99);
-        const std::string floor_note = " below the disk's floor: fdatasync p50 " +
-                                       std::to_string(std::lround(disk.p50_us)) + " us p99 " +
-                                       std::to_string(std::lround(disk.p99_us)) + " us per acknowledged write";
+        const std::string disk_note =
+            "; each acknowledged write also waits for a WAL sync, a bare fdatasync here p50 " +
+            std::to_string(std::lround(disk.p50_us)) + " us p99 " + std::to_string(std::lround(disk.p99_us)) +
+            " us, estimated floor " + ratio(durable_rate / sealed_rate) + " rate, " +
+            ratio((sealed99 + disk.p99_us) / sealed99) + " p99";
         if (!(rate >= 0.8 * sealed_rate))
-            missed.push_back("rate >= 0.8 x the sealed echo's (" + ratio(rate / sealed_rate) +
-                             (durable_rate < 0.8 * sealed_rate
-                                  ? "; x0.8 is" + floor_note + ", at most " + ratio(durable_rate / sealed_rate)
-                                  : "") +
-                             ")");
+            missed.push_back("rate >= 0.8 x the sealed echo's (" + ratio(rate / sealed_rate) + disk_note + ")");
         if (!(e2e99 <= 1.5 * sealed99))
-            missed.push_back("end-to-end p99 <= 1.5 x the sealed echo's (" + ratio(e2e99 / sealed99) +
-                             (sealed99 + disk.p99_us > 1.5 * sealed99 ? "; x1.5 is" + floor_note : "") + ")");
+            missed.push_back("end-to-end p99 <= 1.5 x the sealed echo's (" + ratio(e2e99 / sealed99) + disk_note + ")");
         if (!(main_phase.decision_p99_us <= 1.5 * fixed.p99_us))
             missed.push_back("decision p99 <= 1.5 x fixed work's (" + ratio(main_phase.decision_p99_us / fixed.p99_us) +
                              ")");
