@@ -3,7 +3,9 @@
 // in between. Included by bench/place-latency.cpp, which gives the echo its REQ connection.
 #pragma once
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include <algorithm>
@@ -45,6 +47,29 @@ inline FixedWork fixed_work(double target_us, int samples) {
         steps =
             std::max(1L, static_cast<long>(static_cast<double>(steps) * target_us / percentile(run(steps, 200), 0.5)));
     const std::vector<double> t = run(steps, samples);
+    return {percentile(t, 0.5), percentile(t, 0.99)};
+}
+
+// The disk's own floor for an acknowledged write: with database_sync: full (colocd's default)
+// every reply that stores something waits for an fdatasync of the WAL, which the sealed echo does
+// not. A page overwritten and synced, `samples` times, in a file of `dir`.
+struct SyncFloor {
+    double p50_us = 0, p99_us = 0;
+};
+inline SyncFloor sync_floor(const std::string& dir, int samples) {
+    const std::string path = dir + "/sync-floor.tmp";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) throw std::runtime_error("cannot create " + path);
+    std::vector<char> page(4096, 'x');
+    std::vector<double> t;
+    for (int i = 0; i < samples; ++i) {
+        if (::pwrite(fd, page.data(), page.size(), static_cast<off_t>(i % 16) * 4096) < 0) break;
+        const auto t0 = Clock::now();
+        if (::fdatasync(fd) != 0) break;
+        t.push_back(micros(Clock::now() - t0));
+    }
+    ::close(fd);
+    ::unlink(path.c_str());
     return {percentile(t, 0.5), percentile(t, 0.99)};
 }
 

@@ -7,9 +7,13 @@
 // decode on their own, and a sealed echo (munge on both sides, as colocd's path has it, and
 // nothing else) that shows what this machine allows, and a fixed computation as long as the
 // median decision that shows the tail this machine adds to any work of that length (the decision
-// time is printed as wall and CPU time). Targets: decision p99 < 50 us; end-to-end p99 < 1.5 x (echo p99 +
-// encode p99 + decode p99); > 4,000 requests/s; decision time at 100, 1,000 and 10,000 nodes
-// growing at most logarithmically.
+// time is printed as wall and CPU time). Each phase prints where a request's time goes, stage by
+// stage: sealing (the client's munge encode), then colocd's open (envelope and credential), handle
+// (the decision inside it), commit, sync (the WAL on disk before the reply) and reply, and the rest
+// of the end-to-end time (transport and waiting in line). Targets, each against its floor measured
+// in the same run: rate >= 0.8 x the sealed echo's; end-to-end p99 <= 1.5 x the sealed echo's p99;
+// decision p99 <= 1.5 x the p99 of fixed work as long as the median decision; decision time at
+// 100, 1,000 and 10,000 nodes growing at most logarithmically.
 //
 //   tests/unit-run build/bench/place-latency [--requests N] [--scale-requests N] [--clients N]
 // (bench/place-latency does that: the run needs a munged, COLOC_MUNGE_SOCKET names it.)
@@ -27,6 +31,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -142,9 +147,9 @@ struct RunningJob {
     int node;
 };
 
-// What one client saw: latencies (us) and replies by outcome.
+// What one client saw: latencies (us), the part of each spent sealing it, and replies by outcome.
 struct ClientLog {
-    std::vector<double> latency_us;
+    std::vector<double> latency_us, seal_us;
     std::map<std::string, long> outcomes;  // "ok" or the error code
 };
 
@@ -199,6 +204,7 @@ private:
     bool send(const json& body) {
         const auto t0 = Clock::now();
         const std::string wire = proto::seal_request(body, munge_socket());
+        log_.seal_us.push_back(micros(Clock::now() - t0));
         const std::string reply = conn_.round_trip(wire);
         log_.latency_us.push_back(micros(Clock::now() - t0));
         try {
@@ -227,10 +233,26 @@ struct PhaseResult {
     double decision_cpu_p50_us = 0, decision_cpu_p99_us = 0;  // the serving thread's CPU time
     double place_handling_us = 0, ended_handling_us = 0;      // mean, munge decode + handler, before the commit
     double server_cpu_us = 0;                                 // the serving thread's CPU time per request
-    std::vector<double> latency_us;
+    std::vector<double> latency_us, seal_us;
     std::map<std::string, long> outcomes;
     std::size_t running_after = 0, running_expected = 0;
+    // colocd's stages (RequestStages::kNames order) over the phase: p50, p99, mean in us.
+    struct Stage {
+        double p50_us = 0, p99_us = 0, mean_us = 0;
+    };
+    std::vector<Stage> stages;
+    Stage decision;
 };
+
+// A histogram's observations between two snapshots as p50, p99 and mean, in us.
+PhaseResult::Stage stage_between(const colocd::Histogram& a, const colocd::Histogram& b) {
+    std::vector<std::uint64_t> during = b.cumulative();
+    const std::vector<std::uint64_t> before = a.cumulative();
+    for (std::size_t i = 0; i < during.size(); ++i) during[i] -= before[i];
+    const double n = static_cast<double>(b.count() - a.count());
+    return {colocd::histogram_quantile(0.5, b.bounds(), during) * 1e6,
+            colocd::histogram_quantile(0.99, b.bounds(), during) * 1e6, n > 0 ? (b.sum() - a.sum()) / n * 1e6 : NAN};
+}
 
 // Mean seconds per request of `op` between two snapshots of colocd's metrics.
 double mean_between(const colocd::MetricsSnapshot& a, const colocd::MetricsSnapshot& b, const std::string& op) {
@@ -302,9 +324,13 @@ PhaseResult run_phase(int nodes, int jobs_per_node, long requests, int clients, 
         const auto at_50us = std::find(bounds.begin(), bounds.end(), 5e-5) - bounds.begin();
         out.decision_within_50us = static_cast<double>(during[static_cast<std::size_t>(at_50us)]) /
                                    static_cast<double>(std::max<std::uint64_t>(1, during.back()));
+        for (std::size_t i = 0; i < std::size(colocd::RequestStages::kNames); ++i)
+            out.stages.push_back(stage_between(seeded.request_stages.at(i), loaded.request_stages.at(i)));
+        out.decision = stage_between(seeded.decision_seconds, loaded.decision_seconds);
         for (auto& client : load) {
             out.latency_us.insert(out.latency_us.end(), client->log().latency_us.begin(),
                                   client->log().latency_us.end());
+            out.seal_us.insert(out.seal_us.end(), client->log().seal_us.begin(), client->log().seal_us.end());
             for (const auto& [k, n] : client->log().outcomes) out.outcomes[k] += n;
             out.running_expected += client->running();
         }
@@ -312,6 +338,37 @@ PhaseResult run_phase(int nodes, int jobs_per_node, long requests, int clients, 
     }
     std::filesystem::remove_all(dir);
     return out;
+}
+
+double mean(const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? NAN : sum / static_cast<double>(v.size());
+}
+
+// One request's time, stage by stage (p50 / p99 / mean us; means add up to the end-to-end mean,
+// the rest being transport and waiting in line), as bench/launch-overhead prints the plugin's.
+void print_stages(const PhaseResult& r) {
+    auto one = [](const char* name, double p50, double p99, double m) {
+        return std::string(name) + " " + std::to_string(static_cast<long>(std::lround(p50))) + "/" +
+               std::to_string(static_cast<long>(std::lround(p99))) + "/" +
+               std::to_string(static_cast<long>(std::lround(m)));
+    };
+    std::string line = one("seal", percentile(r.seal_us, 0.5), percentile(r.seal_us, 0.99), mean(r.seal_us));
+    double inside = 0;
+    for (std::size_t i = 0; i < r.stages.size(); ++i) {
+        const PhaseResult::Stage& st = r.stages[i];
+        line += "  " + one(colocd::RequestStages::kNames[i], st.p50_us, st.p99_us, st.mean_us);
+        if (std::string_view(colocd::RequestStages::kNames[i]) == "handle")
+            line += " (" + one("decision", r.decision.p50_us, r.decision.p99_us, r.decision.mean_us) + " of place)";
+        inside += st.mean_us;
+    }
+    const double e2e = mean(r.latency_us);
+    std::printf(
+        "%6d nodes: stages, p50/p99/mean us: %s | transport and waiting (mean, the rest) %.0f | end-to-end "
+        "%.0f/%.0f/%.0f\n",
+        r.nodes, line.c_str(), e2e - mean(r.seal_us) - inside, percentile(r.latency_us, 0.5),
+        percentile(r.latency_us, 0.99), e2e);
 }
 
 }  // namespace
@@ -379,6 +436,13 @@ int main(int argc, char** argv) {
             "checked on %d threads, nothing else)\n",
             percentile(floor_run.latency_us, 0.5), sealed99, sealed_rate, colocd::Service::kOpeners + 1);
 
+        // In the directory the phases' databases go to, as their WAL is synced.
+        const coloc::bench::SyncFloor disk = coloc::bench::sync_floor("/tmp", 500);
+        std::printf(
+            "fdatasync:    p50 %7.1f us  p99 %7.1f us  (a page overwritten and synced, 500 times: what every "
+            "acknowledged write waits for with database_sync: full, and the sealed echo does not)\n",
+            disk.p50_us, disk.p99_us);
+
         std::vector<PhaseResult> phases;
         for (int nodes : {1000, 100, 10000}) {
             const long n = nodes == 1000 ? requests : scale_requests;
@@ -398,11 +462,11 @@ int main(int argc, char** argv) {
                 "decision CPU time p50 %.1f us p99 %.1f us\n",
                 nodes, r.place_handling_us, r.ended_handling_us, r.server_cpu_us, r.decision_cpu_p50_us,
                 r.decision_cpu_p99_us);
+            print_stages(r);
         }
 
         const PhaseResult& main_phase = phases[0];
         const double e2e99 = percentile(main_phase.latency_us, 0.99);
-        const double floor99 = echo99 + enc99 + dec99;
         const double rate = static_cast<double>(main_phase.requests) / main_phase.seconds;
         const double d100 = phases[1].decision_p50_us, d1k = phases[0].decision_p50_us,
                      d10k = phases[2].decision_p50_us;
@@ -413,24 +477,45 @@ int main(int argc, char** argv) {
             "decision p50 at 100 / 1,000 / 10,000 nodes: %.1f / %.1f / %.1f us; 10,000 vs 100: x%.2f "
             "(log allows x%.2f), 10,000 vs 1,000: x%.2f (log allows x%.2f)\n",
             d100, d1k, d10k, d10k / d100, allowed_from_100, d10k / d1k, allowed_from_1k);
-        std::printf("end-to-end p99 %.1f us vs echo p99 + encode p99 + decode p99 = %.1f us: x%.2f (target < x1.5)\n",
-                    e2e99, floor99, e2e99 / floor99);
-        std::printf("sustained %.0f requests/s (target > 4,000/s); decision p99 %.1f us (target < 50 us)\n", rate,
-                    main_phase.decision_p99_us);
+        std::printf("end-to-end p99 %.1f us vs echo p99 + encode p99 + decode p99 = %.1f us: x%.2f (shown)\n", e2e99,
+                    echo99 + enc99 + dec99, e2e99 / (echo99 + enc99 + dec99));
         std::printf(
-            "against the sealed echo (this machine's floor for the launch path): rate x%.2f, end-to-end "
-            "p99 x%.2f\n",
-            rate / sealed_rate, e2e99 / sealed99);
+            "against the sealed echo (this machine's floor for the launch path): rate %.0f/s vs %.0f/s = x%.2f "
+            "(target >= x0.8); end-to-end p99 %.1f us vs %.1f us = x%.2f (target <= x1.5)\n",
+            rate, sealed_rate, rate / sealed_rate, e2e99, sealed99, e2e99 / sealed99);
         const coloc::bench::FixedWork fixed = coloc::bench::fixed_work(main_phase.decision_p50_us, 20'000);
         std::printf(
             "fixed work as long as the median decision (this machine's own tail, measured idle): p50 %.1f us "
-            "p99 %.1f us; decision p99 x%.2f of it\n",
-            fixed.p50_us, fixed.p99_us, main_phase.decision_p99_us / fixed.p99_us);
+            "p99 %.1f us; decision p99 %.1f us = x%.2f of it (target <= x1.5)\n",
+            fixed.p50_us, fixed.p99_us, main_phase.decision_p99_us, main_phase.decision_p99_us / fixed.p99_us);
 
         std::vector<std::string> missed;
-        if (!(main_phase.decision_within_50us >= 0.99)) missed.push_back("decision p99 < 50 us");
-        if (!(e2e99 < 1.5 * floor99)) missed.push_back("end-to-end p99 < 1.5 x (echo + munge)");
-        if (!(rate > 4000)) missed.push_back("requests/s > 4,000");
+        auto ratio = [](double x) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "x%.2f", x);
+            return std::string(buf);
+        };
+        // Each acknowledged write also waits for a sync of the WAL, which the sealed echo does not:
+        // the disk's share of the floor, estimated from a bare fdatasync (rounds share one sync,
+        // and the WAL's syncs need not cost what a bare one does, so this is no hard bound).
+        const double durable_rate = clients / ((percentile(floor_run.latency_us, 0.5) + disk.p50_us) * 1e-6);
+        std::printf(
+            "the disk's share (an estimate): %d clients each waiting for the sealed echo and one bare sync: %.0f/s "
+            "= x%.2f of the sealed echo's rate; the sealed echo's p99 + a bare sync's p99 = %.1f us = x%.2f\n",
+            clients, durable_rate, durable_rate / sealed_rate, sealed99 + disk.p99_us,
+            (sealed99 + disk.p99_us) / sealed99);
+        const std::string disk_note =
+            "; each acknowledged write also waits for a WAL sync, a bare fdatasync here p50 " +
+            std::to_string(std::lround(disk.p50_us)) + " us p99 " + std::to_string(std::lround(disk.p99_us)) +
+            " us, estimated floor " + ratio(durable_rate / sealed_rate) + " rate, " +
+            ratio((sealed99 + disk.p99_us) / sealed99) + " p99";
+        if (!(rate >= 0.8 * sealed_rate))
+            missed.push_back("rate >= 0.8 x the sealed echo's (" + ratio(rate / sealed_rate) + disk_note + ")");
+        if (!(e2e99 <= 1.5 * sealed99))
+            missed.push_back("end-to-end p99 <= 1.5 x the sealed echo's (" + ratio(e2e99 / sealed99) + disk_note + ")");
+        if (!(main_phase.decision_p99_us <= 1.5 * fixed.p99_us))
+            missed.push_back("decision p99 <= 1.5 x fixed work's (" + ratio(main_phase.decision_p99_us / fixed.p99_us) +
+                             ")");
         if (!(d10k <= d100 * allowed_from_100 && d10k <= d1k * allowed_from_1k))
             missed.push_back("decision time grows at most logarithmically");
         for (const auto& r : phases) {

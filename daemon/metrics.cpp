@@ -155,6 +155,11 @@ std::vector<prometheus::MetricFamily> metric_families(const MetricsSnapshot& s) 
                                  "CPU time the placement engine used for one place decision (its own work, without "
                                  "the time other threads held the core)."),
                         {}, s.decision_cpu_seconds);
+    MetricFamily& stages = w.family("coloc_request_stage_seconds", MetricType::Histogram,
+                                    "Time each request spent in each stage inside colocd: open (envelope and "
+                                    "credential), handle, commit, sync (the WAL on disk), reply.");
+    for (std::size_t i = 0; i < std::size(RequestStages::kNames); ++i)
+        Families::histogram(stages, {{"stage", RequestStages::kNames[i]}}, s.request_stages.at(i));
     return w.take();
 }
 

@@ -44,6 +44,20 @@ Histogram decision_histogram();
 // the bucket that holds it; NaN for an empty histogram.
 double histogram_quantile(double q, const std::vector<double>& bounds, const std::vector<std::uint64_t>& cumulative);
 
+// Where a request's time goes inside colocd, stage by stage, in seconds (bench/place-latency
+// prints them beside the client's end-to-end time): open (envelope and munge credential), handle
+// (the op's handler, the decision included), commit (its round's COMMIT, the WAL written),
+// sync (waiting for the WAL's sync with database_sync: full), reply (the round's replies sent).
+struct RequestStages {
+    static constexpr const char* kNames[] = {"open", "handle", "commit", "sync", "reply"};
+    Histogram open = decision_histogram(), handle = decision_histogram(), commit = decision_histogram(),
+              sync = decision_histogram(), reply = decision_histogram();
+    const Histogram& at(std::size_t i) const {
+        const Histogram* all[] = {&open, &handle, &commit, &sync, &reply};
+        return *all[i];
+    }
+};
+
 struct MetricsSnapshot {
     std::string version = "0.1";    // coloc_build_info{version}
     std::int64_t start_time_s = 0;  // epoch seconds colocd started
@@ -81,6 +95,7 @@ struct MetricsSnapshot {
     // The serving thread's CPU time in the same decisions: the engine's own work, apart from the
     // time other threads held the core.
     Histogram decision_cpu_seconds = decision_histogram();
+    RequestStages request_stages;
 };
 
 std::vector<prometheus::MetricFamily> metric_families(const MetricsSnapshot& snapshot);

@@ -84,12 +84,19 @@ Server::~Server() {
 }
 
 void Server::run(Service& service, const std::atomic<bool>& stop, int poll_ms, MetricsHttpServer* metrics) {
+    const int sync_fd = service.commits().sync_fd();
     while (!stop.load()) {
-        zmq_pollitem_t items[2] = {{sock_, 0, ZMQ_POLLIN, 0}, {nullptr, metrics ? metrics->fd() : -1, ZMQ_POLLIN, 0}};
-        int rc = zmq_poll(items, metrics ? 2 : 1, poll_ms);
+        zmq_pollitem_t items[3] = {{sock_, 0, ZMQ_POLLIN, 0},
+                                   {nullptr, sync_fd, ZMQ_POLLIN, 0},
+                                   {nullptr, metrics ? metrics->fd() : -1, ZMQ_POLLIN, 0}};
+        int rc = zmq_poll(items, metrics ? 3 : 2, poll_ms);
         if (rc < 0) {
             if (zmq_errno() == EINTR) continue;
             throw std::runtime_error(std::string("poll failed: ") + zmq_strerror(zmq_errno()));
+        }
+        if (items[1].revents & ZMQ_POLLIN) {
+            service.commits().sync_events_seen();
+            send_settled(service, false);
         }
         if (metrics) metrics->serve();  // also closes clients past their deadline
         // Between requests: each part's work that is due (none waits for Slurm or the disk for long).
@@ -100,17 +107,14 @@ void Server::run(Service& service, const std::atomic<bool>& stop, int poll_ms, M
         if (!(items[0].revents & ZMQ_POLLIN)) continue;
         serve_round(service);
     }
+    send_settled(service, true);  // what was handled is answered before colocd stops
 }
 
 // Takes every request already waiting (up to kMaxRound), hands the well-formed ones to the
-// service as one group commit, then sends every reply.
+// service as one group commit, and queues the replies for their sync.
 void Server::serve_round(Service& service) {
-    struct Pending {
-        std::string identity;
-        std::string body;
-        bool well_formed = false;
-    };
-    std::vector<Pending> round;
+    Outgoing out;
+    std::vector<Received>& round = out.requests;
     while (round.size() < kMaxRound) {
         // A REQ peer sends [identity][empty][body]; anything else is answered with an error.
         Frame identity, delimiter, body;
@@ -132,18 +136,35 @@ void Server::serve_round(Service& service) {
             {std::string(identity.view()), std::string(body.view()), frames == 1 && zmq_msg_size(&delimiter.msg) == 0});
     }
     std::vector<std::string_view> bodies;
-    for (const Pending& p : round)
+    bodies.reserve(round.size());
+    for (const Received& p : round)
         if (p.well_formed) bodies.push_back(p.body);
-    std::vector<std::string> replies = service.handle_round(bodies);
+    out.round = service.start_round(bodies);
+    outbox_.push_back(std::move(out));
+    send_settled(service, false);
+}
+
+void Server::send_settled(Service& service, bool wait) {
+    while (!outbox_.empty() && (wait || service.commits().settled(outbox_.front().round))) {
+        send_round(service, outbox_.front());
+        outbox_.pop_front();
+    }
+}
+
+void Server::send_round(Service& service, Outgoing& out) {
+    std::vector<std::string> replies = service.commits().settle(std::move(out.round));
+    const auto t0 = std::chrono::steady_clock::now();
     std::size_t next = 0;
-    for (const Pending& p : round) {
+    for (const Received& p : out.requests) {
+        // The service wrote each reply once, its request's nonce in it.
         const std::string reply =
-            p.well_formed ? proto::echo_nonce(p.body, std::move(replies[next++]))
+            p.well_formed ? std::move(replies[next++])
                           : proto::error_reply(proto::code::kBadJson, "expected one JSON message per request");
         zmq_send(sock_, p.identity.data(), p.identity.size(), ZMQ_SNDMORE);
         zmq_send(sock_, "", 0, ZMQ_SNDMORE);
         zmq_send(sock_, reply.data(), reply.size(), 0);
     }
+    service.commits().replied(next, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 }  // namespace coloc::daemon

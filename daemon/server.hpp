@@ -1,11 +1,16 @@
 // The ZeroMQ front of colocd: one ROUTER socket bound to every configured endpoint. Requests
 // are handled one at a time through the Service (decisions are fast; ordering keeps state
-// simple), and those waiting together in one poll round share one commit (group commit).
+// simple), and those waiting together in one poll round share one commit (group commit). A
+// round's replies wait for its commit's sync (database_sync: full) in the outbox, in order,
+// while the next rounds are handled: the disk's latency is not the request thread's.
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <string>
 #include <vector>
+
+#include "daemon/service/group_commit.hpp"
 
 namespace coloc::daemon {
 
@@ -30,8 +35,24 @@ public:
 private:
     // Requests handled (and committed) together at most; bounds how long the first one waits.
     static constexpr std::size_t kMaxRound = 256;
+    // A request as received: who sent it (the ROUTER's identity frame) and its body.
+    struct Received {
+        std::string identity;
+        std::string body;
+        bool well_formed = false;
+    };
+    // A round waiting for its sync; its replies leave in the order the rounds came.
+    struct Outgoing {
+        std::vector<Received> requests;
+        GroupCommit::PendingRound round;
+    };
     void serve_round(Service& service);
+    // Sends the rounds at the outbox's front that are settled; all of them when `wait`.
+    void send_settled(Service& service, bool wait);
+    void send_round(Service& service, Outgoing& out);
     void bind(const std::string& endpoint);
+
+    std::deque<Outgoing> outbox_;
 
     void* ctx_ = nullptr;
     void* sock_ = nullptr;

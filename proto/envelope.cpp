@@ -114,10 +114,13 @@ std::string error_reply(const std::string& code, const std::string& message, int
 }
 
 std::string request_nonce(std::string_view request) {
-    const json obj = json::parse(request, nullptr, /*allow_exceptions=*/false);
-    if (!obj.is_object()) return "";
-    const auto it = obj.find(kNonce);
-    if (it == obj.end() || !it->is_string() || it->get_ref<const std::string&>().size() > kMaxNonce) return "";
+    return nonce_of(json::parse(request, nullptr, /*allow_exceptions=*/false));
+}
+
+std::string nonce_of(const json& body) {
+    if (!body.is_object()) return "";
+    const auto it = body.find(kNonce);
+    if (it == body.end() || !it->is_string() || it->get_ref<const std::string&>().size() > kMaxNonce) return "";
     return it->get<std::string>();
 }
 

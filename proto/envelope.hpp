@@ -65,6 +65,8 @@ json error_reply_object(const std::string& code, const std::string& message, int
 
 // The nonce of a request's wire bytes; empty when it has none (or is not a JSON object).
 std::string request_nonce(std::string_view request);
+// The same of a request already opened (Request::body), without reading its bytes again.
+std::string nonce_of(const json& body);
 
 // Server side: `reply` (one JSON object) with the nonce of `request` as a member, when the
 // request has one.

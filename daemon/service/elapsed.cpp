@@ -28,9 +28,10 @@ model::ElapsedWindow& Learning::elapsed_window(const std::string& gpu_type) {
     return elapsed_.emplace(gpu_type, model::ElapsedWindow(o)).first->second;
 }
 
-std::optional<Learning::EndedJob> Learning::ended_run(std::int64_t job_id) {
-    const std::optional<JobRow> job = state_.store.job(job_id);
-    if (!job || !job->end) return std::nullopt;
+std::optional<Learning::EndedJob> Learning::ended_run(const JobRow& row, const std::vector<ColocationRow>& shared) {
+    const JobRow* job = &row;
+    const std::int64_t job_id = row.job_id;
+    if (!job->end) return std::nullopt;
     // The GPU type of the node it ran on first: a same-GPU pair is learned per GPU type.
     const std::vector<PlacementRow> placed = state_.store.placements_of(job_id);
     const int node = placed.empty() ? -1 : state_.cfg.topology.node_index(placed.front().node);
@@ -47,7 +48,7 @@ std::optional<Learning::EndedJob> Learning::ended_run(std::int64_t job_id) {
                            : job->start                          ? h.end - static_cast<double>(*job->start)
                                                                  : 0.0;
     h.start = h.end - elapsed;
-    for (const ColocationRow& c : state_.store.colocations_of(job_id))
+    for (const ColocationRow& c : shared)
         if (const auto where = model::sharing_from_string(c.sharing))
             h.shared.push_back({c.job_a == job_id ? c.job_b : c.job_a, *where, static_cast<double>(c.start),
                                 static_cast<double>(c.end.value_or(*job->end))});
@@ -76,10 +77,10 @@ std::optional<Learning::EndedJob> Learning::ended_run(std::int64_t job_id) {
     return out;
 }
 
-void Learning::learn_from_ended(std::int64_t job_id) {
+void Learning::learn_from_ended(const JobRow& job, const std::vector<ColocationRow>& shared) {
     model::Learner* learner = state_.model->learner();
     if (!learner) return;
-    std::optional<EndedJob> ended = ended_run(job_id);
+    std::optional<EndedJob> ended = ended_run(job, shared);
     if (!ended) return;
     model::ElapsedWindow& window = elapsed_window(ended->gpu_type);
     if (!window.add(std::move(ended->run))) return;
@@ -104,7 +105,9 @@ void Learning::load_ended_runs() {
     std::vector<JobRow> latest = state_.store.jobs(-1, state_.cfg.elapsed_window);
     for (auto it = latest.rbegin(); it != latest.rend(); ++it) {
         if (!it->end) continue;
-        if (std::optional<EndedJob> ended = ended_run(it->job_id))
+        const std::optional<JobRow> job = state_.store.job(it->job_id);  // the backlog's writes too
+        if (!job) continue;
+        if (std::optional<EndedJob> ended = ended_run(*job, state_.store.colocations_of(it->job_id)))
             elapsed_window(ended->gpu_type).add(std::move(ended->run));
     }
 }

@@ -1,5 +1,6 @@
 #include "daemon/service/group_commit.hpp"
 
+#include <chrono>
 #include <ctime>
 
 #include "daemon/log.hpp"
@@ -10,9 +11,13 @@ namespace coloc::daemon {
 
 GroupCommit::GroupCommit(State& state, std::function<void()> reload) : state_(state), reload_(std::move(reload)) {}
 
-std::vector<std::string> GroupCommit::run(const std::vector<int>& versions,
-                                          const std::function<proto::json(std::size_t)>& handle) {
+GroupCommit::PendingRound GroupCommit::start(const std::vector<int>& versions, std::vector<std::string> nonces,
+                                             const std::function<proto::json(std::size_t)>& handle) {
     Store& store = state_.store;
+    PendingRound round;
+    round.versions = versions;
+    round.nonces = std::move(nonces);
+    round.nonces.resize(versions.size());
     std::vector<proto::json> replies;
     std::vector<bool> wrote;
     replies.reserve(versions.size());
@@ -24,14 +29,19 @@ std::vector<std::string> GroupCommit::run(const std::vector<int>& versions,
             replies.push_back(handle(i));
             wrote.push_back(store.unit_writes() > 0);
         }
+        const auto t0 = std::chrono::steady_clock::now();
         const Durability durability = store.finish_round();
-        std::vector<std::string> out;
-        out.reserve(replies.size());
+        round.committed = std::chrono::steady_clock::now();
+        const double commit_s = std::chrono::duration<double>(round.committed - t0).count();
+        round.replies.reserve(replies.size());
         for (std::size_t i = 0; i < replies.size(); ++i) {
             if (wrote[i] && replies[i].value("ok", false)) replies[i][proto::kDurability] = to_string(durability);
-            out.push_back(replies[i].dump());
+            if (!round.nonces[i].empty()) replies[i][proto::kNonce] = round.nonces[i];
+            round.replies.push_back(replies[i].dump());
+            state_.metrics.request_stages.commit.observe(commit_s);
         }
-        return out;
+        round.ticket = store.sync_ticket();
+        return round;
     } catch (const std::exception& e) {
         why = e.what();
     }
@@ -43,12 +53,52 @@ std::vector<std::string> GroupCommit::run(const std::vector<int>& versions,
     } catch (const std::exception& e) {
         log_error("cannot reload the running jobs from the store: " + std::string(e.what()));
     }
-    state_.counters.refused += static_cast<std::int64_t>(versions.size());
-    state_.metrics.refused_by_code[proto::code::kInternal] += static_cast<std::int64_t>(versions.size());
-    std::vector<std::string> out;
-    for (int version : versions)
-        out.push_back(proto::error_reply(proto::code::kInternal, "database: commit failed: " + why, version));
-    return out;
+    refuse_all(round, "database: commit failed: " + why);
+    round.committed = std::chrono::steady_clock::now();
+    round.ticket = store.sync_ticket();  // no reply overtakes an earlier round's
+    return round;
+}
+
+bool GroupCommit::settled(const PendingRound& round) const {
+    const WalSync* sync = state_.store.wal_sync();
+    return round.ticket == 0 || !sync || sync->outcome(round.ticket) != WalSync::Outcome::Pending;
+}
+
+std::vector<std::string> GroupCommit::settle(PendingRound&& round) {
+    WalSync* sync = state_.store.wal_sync();
+    if (round.ticket != 0 && sync && sync->wait(round.ticket) == WalSync::Outcome::Failed) {
+        const std::string why = sync->error();
+        state_.store.sync_failed(why);
+        refuse_all(round, "database: " + why);
+    }
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - round.committed).count();
+    for (std::size_t i = 0; i < round.replies.size(); ++i) state_.metrics.request_stages.sync.observe(waited);
+    return std::move(round.replies);
+}
+
+void GroupCommit::replied(std::size_t requests, double seconds) {
+    for (std::size_t i = 0; i < requests; ++i) state_.metrics.request_stages.reply.observe(seconds);
+}
+
+void GroupCommit::refuse_all(PendingRound& round, const std::string& why) {
+    const auto n = static_cast<std::int64_t>(round.versions.size());
+    state_.counters.refused += n;
+    state_.metrics.refused_by_code[proto::code::kInternal] += n;
+    round.replies.clear();
+    for (std::size_t i = 0; i < round.versions.size(); ++i) {
+        proto::json reply = proto::error_reply_object(proto::code::kInternal, why, round.versions[i]);
+        if (!round.nonces[i].empty()) reply[proto::kNonce] = round.nonces[i];
+        round.replies.push_back(reply.dump());
+    }
+}
+
+int GroupCommit::sync_fd() const {
+    const WalSync* sync = state_.store.wal_sync();
+    return sync ? sync->event_fd() : -1;
+}
+
+void GroupCommit::sync_events_seen() {
+    if (WalSync* sync = state_.store.wal_sync()) sync->read_events();
 }
 
 void GroupCommit::run_due(std::int64_t) { state_.store.retry_backlog_if_due(); }

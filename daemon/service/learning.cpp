@@ -26,9 +26,14 @@ void Learning::load() {
     load_ended_runs();
 }
 
+// The job's row and its intervals are read once, for both lessons: on the request thread,
+// colocations_of is the costliest read of an ended report.
 void Learning::job_ended(std::int64_t job_id, std::int64_t now) {
-    record_solo_runtime(job_id, now);
-    learn_from_ended(job_id);
+    const std::optional<JobRow> job = state_.store.job(job_id);
+    if (!job) return;
+    const std::vector<ColocationRow> shared = state_.store.colocations_of(job_id);
+    record_solo_runtime(*job, shared, now);
+    learn_from_ended(*job, shared);
 }
 
 void Learning::load_learned_params() {

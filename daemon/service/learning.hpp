@@ -52,11 +52,12 @@ private:
         std::string gpu_type;
         model::EndedRun run;
     };
-    std::optional<EndedJob> ended_run(std::int64_t job_id);
+    // An ended job's run from its stored row and co-location intervals (read once per job).
+    std::optional<EndedJob> ended_run(const JobRow& job, const std::vector<ColocationRow>& shared);
     model::ElapsedWindow& elapsed_window(const std::string& gpu_type);
-    void learn_from_ended(std::int64_t job_id);
+    void learn_from_ended(const JobRow& job, const std::vector<ColocationRow>& shared);
     void record_solo_iter_time(const JobRow& job, double iter_time_s, std::int64_t now);
-    void record_solo_runtime(std::int64_t job_id, std::int64_t now);
+    void record_solo_runtime(const JobRow& job, const std::vector<ColocationRow>& shared, std::int64_t now);
 
     State& state_;
     const Access& access_;

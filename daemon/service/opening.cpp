@@ -20,6 +20,7 @@ Opened RequestOpener::open(std::string_view bytes) const {
     Opened o;
     try {
         o.req = proto::open_request(bytes);
+        o.nonce = proto::nonce_of(o.req.body);  // read once, here, for the reply
         o.op = proto::op_from_name(o.req.op);
         if (!o.op) throw ProtoError(code::kUnknownOp, "unknown op '" + o.req.op + "'");
         check_cluster(o.req.body);
@@ -38,6 +39,8 @@ Opened RequestOpener::open(std::string_view bytes) const {
     } catch (const std::exception& e) {
         o.refused = ProtoError(code::kInternal, e.what());
     }
+    // A request refused before it was read whole still has its nonce echoed, where it has one.
+    if (o.refused && o.req.body.is_null()) o.nonce = proto::request_nonce(bytes);
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return o;
 }

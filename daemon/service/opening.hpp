@@ -24,6 +24,7 @@ struct Opened {
     std::optional<proto::Op> op;
     std::optional<proto::ProtoError> refused;  // set: answered with this error
     bool bad_credential = false;               // refused for its credential (auth_refused)
+    std::string nonce;                         // the reply echoes it; empty when it has none
     double seconds = 0;                        // spent opening
 };
 

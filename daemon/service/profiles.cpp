@@ -35,12 +35,13 @@ void Learning::record_solo_iter_time(const JobRow& job, double iter_time_s, std:
 // A job that ended well and never shared anything with another job (no co-location interval
 // at any level) ran alone: its elapsed time is a solo runtime. Failed jobs and jobs colocd did
 // not see start and end are left out.
-void Learning::record_solo_runtime(std::int64_t job_id, std::int64_t now) {
-    const std::optional<JobRow> job = state_.store.job(job_id);
-    if (!job || job->state != JobState::Ended || job->exit_status.value_or(-1) != 0 || !job->elapsed_s ||
+void Learning::record_solo_runtime(const JobRow& row, const std::vector<ColocationRow>& shared, std::int64_t now) {
+    const JobRow* job = &row;
+    const std::int64_t job_id = row.job_id;
+    if (job->state != JobState::Ended || job->exit_status.value_or(-1) != 0 || !job->elapsed_s ||
         !std::isfinite(*job->elapsed_s) || *job->elapsed_s <= 0)
         return;
-    if (!state_.store.colocations_of(job_id).empty()) return;
+    if (!shared.empty()) return;
     const auto key = model::solo_key(state_.catalogue, job->profile, job->user, job->job_name);
     if (!key) return;
     SoloRunWrite w{.key = key->name,

@@ -55,11 +55,21 @@ std::string Service::handle(std::string_view bytes) { return handle_round({bytes
 
 // Envelopes and credentials first, side by side; then the handlers, in order, in one transaction.
 std::vector<std::string> Service::handle_round(const std::vector<std::string_view>& requests) {
+    return commits_.settle(start_round(requests));
+}
+
+GroupCommit::PendingRound Service::start_round(const std::vector<std::string_view>& requests) {
     launch_.start_round();
     std::vector<Opened> opened = opener_.open_all(requests);
     std::vector<int> versions;  // each reply speaks its request's protocol version
-    for (const Opened& o : opened) versions.push_back(o.req.version);
-    return commits_.run(versions, [&](std::size_t i) { return dispatch(std::move(opened[i])); });
+    std::vector<std::string> nonces;
+    versions.reserve(opened.size());
+    nonces.reserve(opened.size());
+    for (Opened& o : opened) {
+        versions.push_back(o.req.version);
+        nonces.push_back(std::move(o.nonce));
+    }
+    return commits_.start(versions, std::move(nonces), [&](std::size_t i) { return dispatch(std::move(opened[i])); });
 }
 
 json Service::dispatch(Opened&& o) {
@@ -68,7 +78,10 @@ json Service::dispatch(Opened&& o) {
     const std::string op = o.op ? proto::op_name(*o.op) : "unknown";  // only known ops become metric labels
     auto timed = [&](json reply) {
         auto& h = state_.metrics.request_seconds_by_op.try_emplace(op, latency_histogram()).first->second;
-        h.observe(o.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        const double handled = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        h.observe(o.seconds + handled);
+        state_.metrics.request_stages.open.observe(o.seconds);
+        state_.metrics.request_stages.handle.observe(handled);
         return reply;
     };
     auto refuse = [&](const std::string& error, const std::string& message) {

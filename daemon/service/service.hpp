@@ -44,6 +44,10 @@ public:
     // Handles the requests of one poll round, their writes in one transaction (GroupCommit),
     // and returns their replies, in order, once it has committed.
     std::vector<std::string> handle_round(const std::vector<std::string_view>& requests);
+    // The same, for a server that goes on while the round's commit is synced: the round is
+    // handled and committed, and its replies leave once commits().settled() says so, through
+    // commits().settle().
+    GroupCommit::PendingRound start_round(const std::vector<std::string_view>& requests);
     // The work between requests, in the order the server loop runs it.
     std::span<Periodic* const> periodic() const { return periodic_; }
     // On a graceful stop: a last try to store the backlog (GroupCommit::store_before_stop).

@@ -34,6 +34,7 @@ constexpr std::uint64_t kUnitJournalBytes = 64 << 10;
 void Store::write(StoreWrite w) {
     const bool first_of_unit = unit_writes_++ == 0;
     if (backlog_.writable()) {
+        if (!in_round_) end_deferred_sync();  // a write of its own is synced by SQLite
         try {
             Transaction tx(*db_);
             apply(w);
@@ -135,6 +136,12 @@ void Store::begin_round() {
     round_mark_ = {backlog_.size(), journal_ ? journal_->mark() : 0, next_seq_};
     if (!backlog_.writable()) return;  // the round's writes queue behind the backlog
     try {
+        if (wal_sync_ && !deferred_sync_) {
+            // The round's commit is written, not synced: wal_sync_ syncs it before any reply
+            // says so. Every other commit (retries, writes outside a round) is synced by SQLite.
+            db_->exec("PRAGMA synchronous=NORMAL");
+            deferred_sync_ = true;
+        }
         db_->exec("BEGIN IMMEDIATE");
     } catch (const StoreError& e) {
         if (!e.write_trouble()) {
@@ -153,14 +160,73 @@ Durability Store::finish_round() {
     }
     try {
         db_->exec("COMMIT");
+        if (deferred_sync_) {
+            watch_wal_file();
+            wal_sync_->request();
+        }
     } catch (const StoreError& e) {
         if (!e.write_trouble()) throw;  // the caller abandons the round
         became_unwritable(e.what());
+        end_deferred_sync();
         sync_queued();
         return Durability::Queued;
     }
+    end_deferred_sync();
     round_writes_.clear();
     return Durability::Stored;
+}
+
+// The WAL is synced through SQLite's own file object, so that it goes through the VFS the
+// connection uses; the thread calls only its xSync, which the unix VFS makes an fdatasync.
+void Store::watch_wal_file() {
+    sqlite3_file* wal = nullptr;
+    if (sqlite3_file_control(db_->handle(), "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK || !wal ||
+        !wal->pMethods)
+        wal = nullptr;
+    if (wal == synced_file_) return;
+    synced_file_ = wal;
+    const std::string name = std::string(sqlite3_db_filename(db_->handle(), "main")) + "-wal";
+    wal_sync_->set_sync_call([wal, name]() -> std::string {
+        if (!wal) return "cannot sync " + name + ": SQLite holds no WAL open";
+        const int rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
+        return rc == SQLITE_OK ? "" : "cannot sync " + name + ": " + sqlite3_errstr(rc);
+    });
+}
+
+void Store::end_deferred_sync() {
+    if (!deferred_sync_ || db_->in_transaction()) return;
+    try {
+        db_->exec("PRAGMA synchronous=FULL");
+        deferred_sync_ = false;
+    } catch (const StoreError& e) {
+        log_error("cannot set the database's synchronous mode back to FULL: " + std::string(e.what()));
+    }
+}
+
+std::uint64_t Store::sync_ticket() const {
+    if (!wal_sync_) return 0;
+    const std::uint64_t latest = wal_sync_->latest();
+    return wal_sync_->outcome(latest) == WalSync::Outcome::Pending ? latest : 0;
+}
+
+void Store::sync_failed(const std::string& why) {
+    if (wal_suspect_) return;  // the same trouble, told once; the retry clears it
+    wal_suspect_ = true;
+    if (backlog_.writable())
+        log_error("database " + std::string(sqlite3_db_filename(db_->handle(), "main")) + " cannot be synced: " + why +
+                  "; the requests waiting for it are refused, later writes are queued");
+    backlog_.failed(why, now_s(), steady_ms());
+}
+
+// After a failed sync the WAL may hold pages the disk lost; a checkpoint copies the whole WAL
+// into the database file from memory and syncs that, after which the WAL is trusted again.
+void Store::checkpoint_suspect_wal() {
+    if (!wal_suspect_) return;
+    const int rc = sqlite3_wal_checkpoint_v2(db_->handle(), nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+    if (rc != SQLITE_OK)
+        throw StoreError(std::string("checkpoint after a failed sync: ") + sqlite3_errmsg(db_->handle()), rc);
+    wal_suspect_ = false;
+    if (wal_sync_) wal_sync_->reset();
 }
 
 void Store::abandon_round() {
@@ -173,6 +239,7 @@ void Store::abandon_round() {
             db_->exec("ROLLBACK");
         } catch (const StoreError&) {}
     }
+    end_deferred_sync();
 }
 
 std::size_t Store::retry_backlog_if_due(int budget_ms) {
@@ -188,8 +255,10 @@ std::size_t Store::store_backlog(int budget_ms) {
     const std::int64_t t0 = steady_ms();
     backlog_.retried(now_s());
     db_->set_busy_timeout(kRetryBusyTimeoutMs);
+    end_deferred_sync();
     std::size_t stored = 0;
     try {
+        checkpoint_suspect_wal();
         while (!backlog_.empty()) {
             const std::size_t n = store_chunk(std::min(kRetryChunk, backlog_.size()));
             stored += n;
@@ -203,7 +272,7 @@ std::size_t Store::store_backlog(int budget_ms) {
     db_->set_busy_timeout(kBusyTimeoutMs);
     backlog_.count_written_late(stored);
     if (backlog_.empty()) clear_journal();
-    if (backlog_.empty() && !backlog_.writable()) {
+    if (backlog_.empty() && !backlog_.writable() && !wal_suspect_) {
         const std::int64_t took = backlog_.drained(now_s());
         log_info("database writable again: " + std::to_string(backlog_.written_late()) +
                  " queued records written in all, the last of them after " + std::to_string(took) + " s unwritable");

@@ -314,6 +314,7 @@ Store::Store(const std::string& path, bool synchronous_full, BacklogSettings bac
     next.step();
     next_decision_ = next.int64(0);
     checkpointer_ = std::make_unique<WalCheckpointer>(*db_, path, synchronous_full);
+    if (synchronous_full) wal_sync_ = std::make_unique<WalSync>();
     open_journal();
 }
 

@@ -17,6 +17,7 @@
 #include "daemon/store/rows.hpp"
 #include "daemon/store/sqlite.hpp"
 #include "daemon/store/wal_checkpointer.hpp"
+#include "daemon/store/wal_sync.hpp"
 
 namespace coloc::daemon {
 
@@ -57,9 +58,22 @@ public:
     // finish_round() commits it and says where the round's writes are: stored, or queued when
     // the database could not take them (then they are in the backlog, in order). A failure that
     // is no write trouble (a broken constraint) throws; abandon_round() then drops the round.
+    // With synchronous_full the commit is written, not yet synced: "stored" holds once
+    // wal_sync() has synced sync_ticket() (daemon/store/wal_sync.hpp).
     void begin_round();
     Durability finish_round();
     void abandon_round();
+    // What the replies of the round just finished wait for: the latest commit's ticket while it
+    // is not yet synced, else 0. The sync of a ticket covers every commit before it, so a round
+    // that wrote nothing waits for the rounds before it, and no reply overtakes an earlier one.
+    std::uint64_t sync_ticket() const;
+    // Syncs the rounds' commits apart from the request thread; null without synchronous_full.
+    WalSync* wal_sync() { return wal_sync_.get(); }
+    const WalSync* wal_sync() const { return wal_sync_.get(); }
+    // A round's sync failed: its writes are in the database, unacknowledged and maybe not on
+    // disk. The database counts as unwritable (later writes queue) until a retry has checkpointed
+    // the whole WAL into the database file and synced it.
+    void sync_failed(const std::string& why);
     // A unit of writes (a request): the backlog being full refuses only a unit's first write
     // (BacklogFull), so that a unit is never cut in half. unit_writes() counts its writes.
     void begin_unit() { unit_writes_ = 0; }
@@ -148,6 +162,13 @@ private:
         std::uint64_t journal = 0, seq = 0;
     } round_mark_;                                   // where the open round's queued writes begin
     std::unique_ptr<WalCheckpointer> checkpointer_;  // stops before db_ closes
+    std::unique_ptr<WalSync> wal_sync_;              // with synchronous_full
+    bool wal_suspect_ = false;                       // a sync failed; see sync_failed()
+    bool deferred_sync_ = false;                     // synchronous=NORMAL for the round's commit
+    void checkpoint_suspect_wal();
+    void end_deferred_sync();  // synchronous=FULL again, outside the round's transaction
+    void watch_wal_file();     // the WAL file wal_sync_ syncs
+    sqlite3_file* synced_file_ = nullptr;
 };
 
 // The schema as a list of migrations: migrations()[i] takes user_version i to i + 1.

@@ -317,19 +317,28 @@ TEST_CASE("db trouble: I/O errors on the database's writes (EIO): queued and jou
 }
 
 TEST_CASE(
-    "db trouble: a failing fsync (database_sync: full) fails the commit: queued, journalled, stored once it syncs") {
+    "db trouble: a failing fsync (database_sync: full) acknowledges nothing unsynced; later writes are queued, "
+    "journalled, stored once it syncs") {
     test::FaultyDisk disk;
     const std::string db = test::scratch("fsync-full.db");
     Service s(trouble_config(db));
     REQUIRE(place_job(s, 1)["durability"] == "stored");
     disk.fail_syncs(db);
-    // A commit that did not reach the disk is not acknowledged as stored.
-    CHECK(place_job(s, 2)["durability"] == "queued");
+    // The round's commit is written but its sync (off the request thread) failed: not acknowledged.
+    json r = place_job(s, 2);
+    CHECK(r["ok"] == false);
+    CHECK(r["error"]["code"] == "internal");
+    CHECK(r["error"]["message"].get<std::string>().find("cannot sync") != std::string::npos);
     CHECK(disk.faults() > 0);
+    // Nothing more is trusted to the WAL until a checkpoint has made it whole on disk.
+    CHECK(place_job(s, 3)["durability"] == "queued");
     CHECK(status(s)["database_journal_used"].get<std::int64_t>() > 0);
+    CHECK_FALSE(drained_within(s, std::chrono::seconds(2)));  // the checkpoint's sync fails too
     disk.clear();
     REQUIRE(drained_within(s, std::chrono::seconds(10)));
-    CHECK(stored_placements(db).size() == 2);
+    CHECK(status(s)["database_journal_used"] == 0);
+    CHECK(place_job(s, 4)["durability"] == "stored");
+    CHECK(stored_placements(db).size() == 4);  // job 2's commit, unacknowledged, is kept as written
 }
 
 TEST_CASE("db trouble: a failing fsync (database_sync: normal) fails the checkpoint, not the requests; none lost") {
