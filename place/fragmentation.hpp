@@ -28,12 +28,13 @@
 // counts neither side of it. (Without the floor, coloc and its oracle shared GPUs to keep nodes
 // whole on the tiresias trace of bench/replay-quality, and lost up to 1.5 x exclusive there.)
 //
-// Nothing is paid
-// when such nodes are plentiful for what is asked, or when nobody asks for them. The supply
-// counted is the nodes idle now, not those the expected ends free while the job runs: other
-// placements take from those too, and a price that waits for them lets small jobs break up the
-// nodes a large job has waited for (the loss it exists to prevent); paying too much costs only
-// what the node-level term predicts for packing, a prior that is small and never measured here.
+// Nothing is paid when such nodes are plentiful for what is asked, or when nobody asks for
+// them. The supply counted is the nodes idle now, not those the expected ends free while the job
+// runs: other placements take from those too, so this errs towards packing, whose cost is what
+// the node-level term predicts, a prior that is small and never measured here. That term is
+// weighed at its predicted value, not within its uncertainty: wherever some job is short of
+// nodes the price is k times a probability, far above it, so its margin would decide only where
+// the price is near 0, that is where spreading costs nobody much.
 //
 // Without an outlook that says what is asked for (colocd placing a job Slurm already started on
 // the nodes it chose), there is no demand to weigh: no price, and the engine's best-fit tie-break
