@@ -16,7 +16,8 @@ std::uint64_t mix(std::uint64_t x) {
 
 }  // namespace
 
-std::vector<int> nodes_to_score(const ClusterState& state, const JobRequest& request, int max_nodes_scored) {
+std::vector<int> nodes_to_score(const ClusterState& state, const JobRequest& request, int max_nodes_scored,
+                                bool fewest_idle_too) {
     if (!request.allowed_nodes.empty()) return candidate_nodes(state, request);
     std::vector<int> out;
     const int k = request.gpus_per_node;
@@ -63,6 +64,23 @@ std::vector<int> nodes_to_score(const ClusterState& state, const JobRequest& req
         for (int n = set.next(start - 1); n >= 0 && !done; n = set.next(n)) done = visit(n);
         for (int n = set.next(-1); n >= 0 && n < start && !done; n = set.next(n)) done = visit(n);
     }
+    if (!fewest_idle_too) return out;
+    // As many as the job needs nodes (two at least) per count of idle GPUs, fewest first.
+    const int per_count = std::max(2, request.nodes);
+    for (int v = k; v <= state.max_gpus_per_node(); ++v) {
+        const NodeSet& set = state.nodes_with(Capacity::Idle, v);
+        int here = 0;
+        auto visit = [&](int n) {
+            if (state.jobs_on_node(n).empty()) return false;
+            out.push_back(n);
+            return ++here >= per_count;
+        };
+        bool done = false;
+        for (int n = set.next(start - 1); n >= 0 && !done; n = set.next(n)) done = visit(n);
+        for (int n = set.next(-1); n >= 0 && n < start && !done; n = set.next(n)) done = visit(n);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "place/candidate_nodes.hpp"
+#include "place/fragmentation.hpp"
 #include "place/node_scorer.hpp"
 #include "place/prediction_cache.hpp"
 #include "place/ranking.hpp"
@@ -22,7 +23,8 @@ constexpr double kNone = std::numeric_limits<double>::infinity();
 struct Scored {
     int node = -1;
     std::vector<int> gpus;
-    double loss = 0;
+    double score = 0;  // predicted loss + the fragmentation price: what ranks it
+    double price = 0;  // of which the fragmentation price
 };
 
 // When explaining: one of a node's best sets, and the same worked out in full.
@@ -46,11 +48,11 @@ struct Preferred {
     }
 };
 
-// Lower loss first; on equal losses the preferred node, then the lower GPUs.
+// Lower score first; on equal scores the preferred node, then the lower GPUs.
 struct Lighter {
     Preferred preferred;
     bool operator()(const Scored& a, const Scored& b) const {
-        return ranks_before(a.loss, b.loss,
+        return ranks_before(a.score, b.score,
                             [&] { return a.node != b.node ? preferred(a.node, b.node) : a.gpus < b.gpus; });
     }
     bool operator()(const Ranked& a, const Ranked& b) const { return (*this)(a.scored, b.scored); }
@@ -136,14 +138,15 @@ public:
           lighter_{Preferred{state}},
           per_node_(kept.per_node),
           top_(kept.top),
-          lowest_(kept.lowest) {
+          lowest_(kept.lowest),
+          fragmentation_(state, request) {
         top_.clear();
         lowest_.clear();
     }
 
     // The nodes worth scoring, the likeliest winners first so that the bound prunes early.
     std::vector<int> nodes_in_order(int max_nodes_scored) const {
-        std::vector<int> nodes = nodes_to_score(state_, request_, max_nodes_scored);
+        std::vector<int> nodes = nodes_to_score(state_, request_, max_nodes_scored, fragmentation_.any());
         std::sort(nodes.begin(), nodes.end(), lighter_.preferred);
         return nodes;
     }
@@ -154,6 +157,7 @@ public:
         node_ = node;
         best_.node = -1;  // none yet (its GPU list keeps its storage)
         here_count_ = 0;
+        price_range();
         NodeScorer scorer(state_, model_, request_, node, single_ ? nullptr : &link_harm_, cache_, scorer_scratch_);
         choose_sets(scorer);
         if (ranking_) rank_sets(scorer);
@@ -230,16 +234,43 @@ private:
     double cut() const { return static_cast<int>(top_.size()) == request_.nodes ? top_.back() : kNone; }
 
     // Where scoring a candidate may stop: past the node's best set and the cut; when explaining,
-    // one past the keep-th best so far. (A multi-node explain wants every candidate's loss.)
+    // one past the keep-th best so far. (A multi-node explain wants every candidate's score.)
     double bound() const {
         if (ranking_) return static_cast<int>(lowest_.size()) == keep_ ? lowest_.back() + 2 * kLossTie : kNone;
-        const double b = std::min(cut(), best_.node >= 0 ? best_.loss : cut());
+        const double b = std::min(cut(), best_.node >= 0 ? best_.score : cut());
         return prune_ ? b + 2 * kLossTie : kNone;
+    }
+
+    // The same for the scorer, which sees the predicted loss alone: every set on the node pays
+    // at least the node's lowest price.
+    double loss_bound() const { return bound() - price_floor_; }
+
+    // The node's prices: taking as few of its idle GPUs as the eligible shared ones allow, and
+    // as many as the job takes (equal on most nodes: then no set's GPUs are needed to price it).
+    void price_range() {
+        idle_ = state_.idle_gpus(node_);
+        price_floor_ = 0;
+        price_varies_ = false;
+        if (!fragmentation_.any()) return;
+        int idle_eligible = 0;
+        for (int g : eligible_) idle_eligible += state_.used_slots(node_, g) == 0;
+        const int k = request_.gpus_per_node;
+        const int fewest = std::max(0, k - (static_cast<int>(eligible_.size()) - idle_eligible));
+        const int most = std::min(k, idle_eligible);
+        price_floor_ = fragmentation_.of(idle_, idle_ - fewest);
+        price_varies_ = fragmentation_.of(idle_, idle_ - most) > price_floor_;
+    }
+
+    // The price of taking `set` on the node: what its idle GPUs leave.
+    double price_of(const std::vector<int>& set) const {
+        int taken = 0;
+        for (int g : set) taken += state_.used_slots(node_, g) == 0;
+        return fragmentation_.of(idle_, idle_ - taken);
     }
 
     // Every choice of GPUs on the node, or a greedy one when there are too many.
     void choose_sets(NodeScorer& scorer) {
-        scorer.set_bound(bound());
+        scorer.set_bound(loss_bound());
         const int k = request_.gpus_per_node;
         if (scorer.for_each_choice(eligible_, k, kMaxSubsets,
                                    [&](double loss, auto&& gpus) { consider(scorer, loss, gpus); }))
@@ -250,29 +281,40 @@ private:
         consider(scorer, scorer.loss(set), [&]() -> const std::vector<int>& { return set; });
     }
 
-    // A set of the node's with its loss; `gpus()` gives its GPUs, asked for only when it is kept.
+    // A set of the node's with its predicted loss; `gpus()` gives its GPUs, asked for only when it
+    // is kept or its price depends on them.
     template <class Gpus>
     void consider(NodeScorer& scorer, double loss, Gpus&& gpus) {
-        if (keep_ <= 1 && best_.node >= 0 && loss > best_.loss + kLossTie) return;  // cannot win
-        const bool ranks = ranking_ && (static_cast<int>(lowest_.size()) < keep_ || loss <= lowest_.back() + kLossTie);
-        const bool wins = best_.node < 0 || ranks_before(loss, best_.loss, [&] { return gpus() < best_.gpus; });
+        const double price = price_varies_ ? price_of(gpus()) : price_floor_;
+        const double score = loss + price;
+        if (keep_ <= 1 && best_.node >= 0 && score > best_.score + kLossTie) return;  // cannot win
+        const bool ranks = ranking_ && (static_cast<int>(lowest_.size()) < keep_ || score <= lowest_.back() + kLossTie);
+        const bool wins = best_.node < 0 || ranks_before(score, best_.score, [&] { return gpus() < best_.gpus; });
         if (!wins && !ranks) return;
         const std::vector<int>& set = gpus();
         if (ranks) {
             if (here_count_ == here_.size()) here_.emplace_back();
-            keep_in(here_[here_count_++], set, loss);
-            lowest_.insert(std::upper_bound(lowest_.begin(), lowest_.end(), loss), loss);
+            keep_in(here_[here_count_++], set, score, price);
+            lowest_.insert(std::upper_bound(lowest_.begin(), lowest_.end(), score), score);
             if (static_cast<int>(lowest_.size()) > keep_) lowest_.pop_back();
         }
-        if (wins) keep_in(best_, set, loss);
-        scorer.set_bound(bound());
+        if (wins) keep_in(best_, set, score, price);
+        scorer.set_bound(loss_bound());
     }
 
     // Into storage kept from earlier candidates and decisions: little to allocate.
-    void keep_in(Scored& to, const std::vector<int>& set, double loss) const {
+    void keep_in(Scored& to, const std::vector<int>& set, double score, double price) const {
         to.node = node_;
         to.gpus.assign(set.begin(), set.end());
-        to.loss = loss;
+        to.score = score;
+        to.price = price;
+    }
+
+    // A set worked out in full, with its price.
+    Candidate full(NodeScorer& scorer, const Scored& s) const {
+        Candidate c = scorer.candidate(s.gpus);
+        c.fragmentation = s.price;
+        return c;
     }
 
     // When explaining: the node's best `keep` sets, worked out in full while its scorer still
@@ -281,25 +323,26 @@ private:
         const auto end = here_.begin() + static_cast<long>(here_count_);
         const std::size_t n = std::min(here_count_, static_cast<std::size_t>(keep_));
         std::partial_sort(here_.begin(), here_.begin() + static_cast<long>(n), end, lighter_);
-        for (std::size_t i = 0; i < n; ++i) ranked_.push_back({here_[i], scorer.candidate(here_[i].gpus)});
+        for (std::size_t i = 0; i < n; ++i) ranked_.push_back({here_[i], full(scorer, here_[i])});
     }
 
     // The node's best set, unless the best nodes so far already beat it; for a single-node job
     // also worked out in full when it is the best so far.
     void keep_best_set(NodeScorer& scorer) {
         if (best_.node < 0) return;
-        if (best_.loss >= cut() + 2 * kLossTie && prune_) return;  // beaten
-        if (single_ && (best_single_.where.empty() || ranks_before(best_.loss, best_single_.loss, [&] {
-                            return lighter_.preferred(node_, best_single_.where.front().node);
-                        })))
-            best_single_ = scorer.candidate(best_.gpus);
-        top_.insert(std::upper_bound(top_.begin(), top_.end(), best_.loss), best_.loss);
+        if (best_.score >= cut() + 2 * kLossTie && prune_) return;  // beaten
+        if (single_ && (best_single_.where.empty() ||
+                        ranks_before(best_.score, best_single_.loss + best_single_.fragmentation,
+                                     [&] { return lighter_.preferred(node_, best_single_.where.front().node); })))
+            best_single_ = full(scorer, best_);
+        top_.insert(std::upper_bound(top_.begin(), top_.end(), best_.score), best_.score);
         if (static_cast<int>(top_.size()) > request_.nodes) top_.pop_back();
         if (per_node_count_ == per_node_.size()) per_node_.emplace_back();
         Scored& kept = per_node_[per_node_count_++];
         kept.node = best_.node;
         kept.gpus.assign(best_.gpus.begin(), best_.gpus.end());
-        kept.loss = best_.loss;
+        kept.score = best_.score;
+        kept.price = best_.price;
     }
 
     // A multi-node job: the best nodes' sets together, scored as one candidate.
@@ -307,9 +350,15 @@ private:
         const auto end = per_node_.begin() + static_cast<long>(per_node_count_);
         std::sort(per_node_.begin(), end, lighter_);
         std::vector<Placement> where;
-        for (int i = 0; i < request_.nodes; ++i) where.push_back({per_node_[i].node, per_node_[i].gpus});
+        double price = 0;
+        for (int i = 0; i < request_.nodes; ++i) {
+            where.push_back({per_node_[i].node, per_node_[i].gpus});
+            price += per_node_[i].price;
+        }
         std::sort(where.begin(), where.end(), by_node);
-        return score_kept(state_, model_, request_, std::move(where), cache_);
+        Candidate c = score_kept(state_, model_, request_, std::move(where), cache_);
+        c.fragmentation = price;
+        return c;
     }
 
     // When explaining: the best `keep` sets over all nodes, best first.
@@ -343,8 +392,13 @@ private:
     std::vector<Scored>& per_node_;  // the best set per node that is among the best nodes (count below)
     std::size_t per_node_count_ = 0;
     Candidate best_single_;        // the best one-node candidate, worked out in full
-    std::vector<double>& top_;     // the best losses, one per node, as many as the job needs nodes
-    std::vector<double>& lowest_;  // when explaining: the `keep` lowest losses so far, ascending
+    std::vector<double>& top_;     // the best scores, one per node, as many as the job needs nodes
+    std::vector<double>& lowest_;  // when explaining: the `keep` lowest scores so far, ascending
+    FragmentationPrice fragmentation_;
+    // The node's idle GPUs and prices (price_range()).
+    int idle_ = 0;
+    double price_floor_ = 0;
+    bool price_varies_ = false;
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 // The coloc engine: every feasible GPU set on every candidate node is scored by the model's
-// predicted loss of throughput (the new job's and its neighbours'), and the least wins.
+// predicted loss of throughput (the new job's and its neighbours') plus, when the request's
+// outlook says what is asked of nodes, the price of the nodes it leaves unable to take larger
+// jobs (place/fragmentation.hpp), and the least wins.
 //
 // Candidate nodes come from ClusterState's capacity indexes, never from a scan of the cluster:
 // nodes that run no job score alike for a single-node job, so one per node type stands for all

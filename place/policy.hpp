@@ -49,7 +49,10 @@ struct Candidate {
     double job_slowdown = 1.0;  // the new job's predicted slowdown there
     double job_sd = 0;          // uncertainty of its speed 1 / job_slowdown (0 = certain or not asked for)
     double harm = 0.0;          // throughput the neighbours lose (GPU-weighted)
-    double loss = 0.0;          // total predicted loss of throughput: the score, lower wins
+    double loss = 0.0;          // total predicted loss of throughput (GPU-weighted)
+    // The coloc engine's price for the nodes it leaves unable to take larger jobs, in the same
+    // units (place/fragmentation.hpp); the engine ranks by loss + fragmentation, lower first.
+    double fragmentation = 0.0;
     std::vector<NeighbourEffect> effects;
 };
 

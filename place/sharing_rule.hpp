@@ -103,7 +103,9 @@ struct ExplorationBudget {
     bool allows() const { return share > 0 && explored + 1 <= share * static_cast<double>(weighed + 1); }
 };
 
-// What the rule is given with a request.
+struct NodeDemand;  // place/fragmentation.hpp
+
+// What the rule is given with a request (and the engine, for the price of fragmentation).
 struct SharingOutlook {
     const TimeOutlook* time = nullptr;  // never null when an outlook is given
     double work_s = 0;                  // the job's expected solo run time (<= 0: unknown, never held)
@@ -114,6 +116,9 @@ struct SharingOutlook {
     HeadReservation head;               // for a job behind the first queued one
     // The caller's exploration account (null: no exploration); the policy counts what it places.
     ExplorationBudget* exploration = nullptr;
+    // What the queued and the submitted jobs ask of nodes, by GPUs per node (null: unknown, and
+    // the engine prices no fragmentation: place/fragmentation.hpp).
+    const NodeDemand* nodes_wanted = nullptr;
 };
 
 struct SharingVerdict {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "place/expected_ends.hpp"
+#include "place/fragmentation.hpp"
 #include "place/sharing_rule.hpp"
 #include "replay/held_jobs.hpp"
 
@@ -188,6 +189,8 @@ private:
         queued_gpu_s_ += job.gpus() * job.limit;
         if (arrived_++ == 0) first_submit_ = job.submit;
         asked_gpu_s_ += job.gpus() * job.limit;
+        place::NodeDemand::count(nodes_wanted_.queued, job.gpus_per_node, job.nodes, +1);
+        place::NodeDemand::count(nodes_wanted_.submitted, job.gpus_per_node, job.nodes, +1);
         ++run_.events;
     }
     void dequeue(std::size_t pos) {
@@ -196,6 +199,7 @@ private:
         --queue_live_;
         queued_gpus_ -= job.gpus();
         queued_gpu_s_ = queue_live_ ? queued_gpu_s_ - job.gpus() * job.limit : 0.0;
+        place::NodeDemand::count(nodes_wanted_.queued, job.gpus_per_node, job.nodes, -1);
         while (head_ < queue_.size() && !queued_[static_cast<std::size_t>(queue_[head_])]) ++head_;
         if (head_ > 4096 && head_ * 2 > queue_.size()) compact();
     }
@@ -252,7 +256,8 @@ private:
                                       .others_waiting = static_cast<int>(queue_live_) - 1,
                                       .arrivals = arrival_rates(now),
                                       .head = head,
-                                      .exploration = options_.explore_share > 0 ? &exploration_ : nullptr};
+                                      .exploration = options_.explore_share > 0 ? &exploration_ : nullptr,
+                                      .nodes_wanted = &nodes_wanted_};
         if (options_.outlook) r.outlook = &outlook;
         if (turned_down_.still_turned_down(state_, r, now)) {
             ++run_.declined;
@@ -601,6 +606,9 @@ private:
     // The arrivals so far: how many, since when, and the GPU-seconds they asked for.
     std::size_t arrived_ = 0;
     double first_submit_ = 0, asked_gpu_s_ = 0;
+    // The nodes the queued and the submitted jobs ask for, by GPUs per node (the engine's price
+    // of fragmentation).
+    place::NodeDemand nodes_wanted_;
     place::ExplorationBudget exploration_;
     double now_ = 0;  // the time of the events being handled
     double shadow_ = kInf;
