@@ -40,7 +40,7 @@ std::optional<SlurmSnapshot> load_slurm_jobs_changed_since(std::int64_t updated_
     if (slurm_load_jobs(static_cast<time_t>(updated_at), &msg, SHOW_ALL) != SLURM_SUCCESS) {
         // slurmctld compares whole seconds and answers "no change" only for a table older than
         // the second before `updated_at`, so a change in that same second is not missed.
-        if (updated_at > 0 && slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) return std::nullopt;
+        if (updated_at > 0 && errno == SLURM_NO_CHANGE_IN_DATA) return std::nullopt;
         throw std::runtime_error(std::string("slurm_load_jobs: ") + last_slurm_error());
     }
     SlurmSnapshot snap;
