@@ -49,8 +49,8 @@ constexpr double kSiteJobs = 3.3e6;        // a site's six months, extrapolated
 // The judged runs' mean offered load: jobs queue. (At 0.9 a placement that keeps whole nodes
 // whole for the jobs that need them waits under 10 minutes on this trace.)
 constexpr double kOffered = 1.0;
-constexpr double kSwing = 0.5;             // their daily cycle: peak arrivals 1.5x the mean
-constexpr double kIdleOffered = 0.7;       // shown, not judged: a lower load without a cycle
+constexpr double kSwing = 0.5;        // their daily cycle: peak arrivals 1.5x the mean
+constexpr double kIdleOffered = 0.7;  // shown, not judged: a lower load without a cycle
 
 // The process's CPU time: the replay is single-threaded and pinned to one core, so this is the
 // time it took that core, whatever else shares the machine (CI runners and builds do).

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "model/eigen.hpp"
+
 namespace coloc::model {
 
 namespace {
@@ -133,9 +135,12 @@ int ReferenceTable::add_job(const std::string& name, const SoloFeatures& feature
     index_.emplace(name, static_cast<int>(names_.size()));
     names_.push_back(name);
     features_.push_back(features);
-    const auto n = static_cast<Eigen::Index>(names_.size());
-    Eigen::MatrixXd grown = Eigen::MatrixXd::Constant(n, n, kNaN);
-    grown.topLeftCorner(n - 1, n - 1) = speed_;
+    // Grown by a row and a column; a table is built once, so the copy is no hot path.
+    const std::size_t n = names_.size();
+    std::vector<double> grown(n * n, kNaN);
+    for (std::size_t r = 0; r + 1 < n; ++r)
+        std::copy_n(speed_.begin() + static_cast<std::ptrdiff_t>(r * (n - 1)), n - 1,
+                    grown.begin() + static_cast<std::ptrdiff_t>(r * n));
     speed_ = std::move(grown);
     return static_cast<int>(n - 1);
 }
@@ -145,12 +150,19 @@ int ReferenceTable::index_of(const std::string& name) const {
     return it == index_.end() ? -1 : it->second;
 }
 
-void ReferenceTable::set_speed(int job, int neighbour, double speed) {
-    measured_ += std::isnan(speed_(job, neighbour)) - std::isnan(speed);
-    speed_(job, neighbour) = speed;
+double& ReferenceTable::at(int job, int neighbour) {
+    return speed_[static_cast<std::size_t>(job) * names_.size() + static_cast<std::size_t>(neighbour)];
 }
-double ReferenceTable::speed(int job, int neighbour) const { return speed_(job, neighbour); }
-bool ReferenceTable::has_speed(int job, int neighbour) const { return !std::isnan(speed_(job, neighbour)); }
+double ReferenceTable::at(int job, int neighbour) const {
+    return speed_[static_cast<std::size_t>(job) * names_.size() + static_cast<std::size_t>(neighbour)];
+}
+
+void ReferenceTable::set_speed(int job, int neighbour, double speed) {
+    measured_ += std::isnan(at(job, neighbour)) - std::isnan(speed);
+    at(job, neighbour) = speed;
+}
+double ReferenceTable::speed(int job, int neighbour) const { return at(job, neighbour); }
+bool ReferenceTable::has_speed(int job, int neighbour) const { return !std::isnan(at(job, neighbour)); }
 
 KernelEstimate kernel_gpu_estimate(const ReferenceTable& t, const GpuQuery& a, const GpuQuery& b, bool same_job,
                                    const GpuShareParams& p) {

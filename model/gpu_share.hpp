@@ -14,7 +14,6 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
-#include "model/eigen.hpp"
 
 #include "model/features.hpp"
 #include "model/profile.hpp"
@@ -65,11 +64,14 @@ public:
     std::size_t measured_pairs() const { return static_cast<std::size_t>(measured_); }
 
 private:
+    double& at(int job, int neighbour);
+    double at(int job, int neighbour) const;
+
     std::string gpu_type_;
     std::vector<std::string> names_;
     std::unordered_map<std::string, int> index_;  // name -> position in names_ (asked for at every prediction)
     std::vector<SoloFeatures> features_;
-    Eigen::MatrixXd speed_;        // NaN = not measured
+    std::vector<double> speed_;    // size() x size(), row = job; NaN = not measured
     std::ptrdiff_t measured_ = 0;  // non-NaN entries of speed_
 };
 
