@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "place/expected_ends.hpp"
-#include "place/fragmentation.hpp"
+#include "place/queue_demand.hpp"
 #include "place/sharing_rule.hpp"
 #include "replay/held_jobs.hpp"
 
@@ -186,11 +186,8 @@ private:
         queued_[static_cast<std::size_t>(j)] = 1;
         ++queue_live_;
         queued_gpus_ += job.gpus();
-        queued_gpu_s_ += job.gpus() * job.limit;
-        if (arrived_++ == 0) first_submit_ = job.submit;
-        asked_gpu_s_ += job.gpus() * job.limit;
-        place::NodeDemand::count(nodes_wanted_.queued, job.gpus_per_node, job.nodes, +1);
-        place::NodeDemand::count(nodes_wanted_.submitted, job.gpus_per_node, job.nodes, +1);
+        demand_.submitted(job.submit, job.gpus_per_node, job.nodes, job.limit);
+        demand_.queued(job.gpus_per_node, job.nodes, job.limit, +1);
         ++run_.events;
     }
     void dequeue(std::size_t pos) {
@@ -198,8 +195,7 @@ private:
         queued_[static_cast<std::size_t>(queue_[pos])] = 0;
         --queue_live_;
         queued_gpus_ -= job.gpus();
-        queued_gpu_s_ = queue_live_ ? queued_gpu_s_ - job.gpus() * job.limit : 0.0;
-        place::NodeDemand::count(nodes_wanted_.queued, job.gpus_per_node, job.nodes, -1);
+        demand_.queued(job.gpus_per_node, job.nodes, job.limit, -1);
         while (head_ < queue_.size() && !queued_[static_cast<std::size_t>(queue_[head_])]) ++head_;
         if (head_ > 4096 && head_ * 2 > queue_.size()) compact();
     }
@@ -232,18 +228,6 @@ private:
         return r;
     }
 
-    // What the arrivals so far say of those to come (the sharing rule's outlook).
-    place::ArrivalRates arrival_rates(double now) const {
-        place::ArrivalRates a;
-        a.seen_s = now - first_submit_;
-        if (a.seen_s > 0) {
-            a.jobs_per_s = static_cast<double>(arrived_) / a.seen_s;
-            a.offered_gpus = asked_gpu_s_ / a.seen_s;
-        }
-        a.queued_gpu_s = queued_gpu_s_;
-        return a;
-    }
-
     // Asks the policy; starts the job when placed. `gpus_ahead`: GPUs the jobs queued ahead of
     // it ask for, `ahead_gpu_s` the GPU-seconds they ask for; `head`: the first queued job's
     // reservation, for a job behind it.
@@ -254,10 +238,10 @@ private:
                                       .gpus_ahead = gpus_ahead,
                                       .ahead_gpu_s = ahead_gpu_s,
                                       .others_waiting = static_cast<int>(queue_live_) - 1,
-                                      .arrivals = arrival_rates(now),
+                                      .arrivals = demand_.rates(now),
                                       .head = head,
                                       .exploration = options_.explore_share > 0 ? &exploration_ : nullptr,
-                                      .nodes_wanted = &nodes_wanted_};
+                                      .nodes_wanted = &demand_.nodes_wanted()};
         if (options_.outlook) r.outlook = &outlook;
         if (turned_down_.still_turned_down(state_, r, now)) {
             ++run_.declined;
@@ -307,7 +291,7 @@ private:
             arrived_gpu_s += job.gpus() * job.limit;
         }
         backfill(now, std::max(first_new, head_ + 1), static_cast<int>(queued_gpus_ - arrived),
-                 queued_gpu_s_ - arrived_gpu_s);
+                 demand_.queued_gpu_s() - arrived_gpu_s);
     }
 
     // `ahead`: GPUs asked for by the queued jobs before `from`; `ahead_gpu_s`: their GPU-seconds.
@@ -602,13 +586,9 @@ private:
     std::size_t head_ = 0;
     std::size_t queue_live_ = 0;
     std::int64_t queued_gpus_ = 0;  // GPUs the queued jobs ask for
-    double queued_gpu_s_ = 0;       // GPU-seconds they ask for (time limits)
-    // The arrivals so far: how many, since when, and the GPU-seconds they asked for.
-    std::size_t arrived_ = 0;
-    double first_submit_ = 0, asked_gpu_s_ = 0;
-    // The nodes the queued and the submitted jobs ask for, by GPUs per node (the engine's price
-    // of fragmentation).
-    place::NodeDemand nodes_wanted_;
+    // The arrivals so far and the queued jobs: the sharing rule's rates, the GPU-seconds queued,
+    // and the nodes asked for (the engine's price of fragmentation).
+    place::QueueDemand demand_;
     place::ExplorationBudget exploration_;
     double now_ = 0;  // the time of the events being handled
     double shadow_ = kInf;

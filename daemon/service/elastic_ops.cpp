@@ -45,6 +45,16 @@ bool gated_by_coloc(const std::string& admin_comment) {
     return false;
 }
 
+// The GPU slots a job asks for on each node (its tres_per_node); 0 when none or unreadable.
+int slots_per_node(const SlurmJob& j) {
+    if (j.tres_per_node.empty()) return 0;
+    try {
+        return slurm::tres_per_node_count(j.tres_per_node, kSlot);
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
 std::string tagged_profile(const std::string& admin_comment) {
     if (admin_comment.rfind(kProfileTag, 0) != 0) return "";
     const std::string rest = admin_comment.substr(std::char_traits<char>::length(kProfileTag));
@@ -75,6 +85,7 @@ BindQueue SlotSizing::bind_queue(const SlurmSnapshot& snap, int max_pending) con
     const auto& topo = state_.cfg.topology;
     BindQueue q;
     q.running_use.assign(topo.nodes().size(), 0);
+    q.demand = submitted_;
     std::vector<std::pair<const SlurmJob*, PendingJob>> pending;
     for (const SlurmJob& j : snap.jobs) {
         if (!in_bind_partitions(state_.cfg, j.partition)) continue;
@@ -89,14 +100,11 @@ BindQueue SlotSizing::bind_queue(const SlurmSnapshot& snap, int max_pending) con
         if (!j.pending) continue;
         PendingJob p;
         p.id = j.job_id;
-        try {
-            p.slots_per_node = j.tres_per_node.empty() ? 0 : slurm::tres_per_node_count(j.tres_per_node, kSlot);
-        } catch (const std::exception&) {
-            p.slots_per_node = 0;
-        }
+        p.slots_per_node = slots_per_node(j);
         if (p.slots_per_node <= 0) continue;  // asks for no GPU slot
         p.nodes = j.nodes_wanted;
         p.time_limit_s = static_cast<double>(j.time_limit_s);
+        q.demand.queued(p.slots_per_node, p.nodes, p.time_limit_s, +1);
         p.profile =
             state_.profile_for(tagged_profile(j.admin_comment), state_.user_names.of(j.uid, snap.taken_at), j.name);
         if (!j.required_nodes.empty())
@@ -128,6 +136,21 @@ void SlotSizing::remember_times(const SlurmSnapshot& snap) {
             slurm_times_[j.job_id] = {j.submit_time, static_cast<double>(j.time_limit_s)};
 }
 
+void SlotSizing::note_submissions(const SlurmSnapshot& snap) {
+    std::set<std::int64_t> shown;
+    for (const SlurmJob& j : snap.jobs) {
+        if (!(j.pending || j.running) || !in_bind_partitions(state_.cfg, j.partition)) continue;
+        const int per_node = slots_per_node(j);
+        if (per_node <= 0) continue;
+        shown.insert(j.job_id);
+        if (!counted_.count(j.job_id))
+            submitted_.submitted(static_cast<double>(j.submit_time > 0 ? j.submit_time : snap.taken_at), per_node,
+                                 std::max(1, j.nodes_wanted), static_cast<double>(j.time_limit_s));
+    }
+    // Ids Slurm no longer shows are let go: a job is shown from submission until it ends.
+    counted_ = std::move(shown);
+}
+
 std::optional<SlurmJobTimes> SlotSizing::slurm_times_of(std::int64_t job_id) const {
     const auto it = slurm_times_.find(job_id);
     if (it == slurm_times_.end()) return std::nullopt;
@@ -147,6 +170,7 @@ void SlotSizing::size_slots(std::int64_t now_ms) {
     }
     queue_error_.clear();
     remember_times(answer->snapshot);
+    note_submissions(answer->snapshot);
     try {
         const auto& topo = state_.cfg.topology;
         const SlurmSnapshot& snap = answer->snapshot;
@@ -160,7 +184,8 @@ void SlotSizing::size_slots(std::int64_t now_ms) {
             submit_to_slurm(std::move(release));
             if (!elastic) return;
         } else {
-            const auto verdicts = plan_admission(state_.cluster, state_.policy, time, bind_nodes(), q.pending);
+            const auto verdicts =
+                plan_admission(state_.cluster, state_.policy, time, bind_nodes(), q.pending, &q.demand);
             submit_to_slurm(admission_.apply(verdicts, snap.taken_at));
             return;
         }

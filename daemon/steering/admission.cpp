@@ -27,7 +27,7 @@ void add_released(place::ClusterState& state, const PendingJob& job, const place
 
 std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster, const place::Policy& policy,
                                              const place::TimeOutlook& time, const std::vector<int>& nodes,
-                                             const std::vector<PendingJob>& pending) {
+                                             const std::vector<PendingJob>& pending, const place::QueueDemand* demand) {
     place::ClusterState state = cluster;
     const place::Topology& topo = state.topology();
     std::vector<AdmissionVerdict> out;
@@ -58,7 +58,7 @@ std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster,
             out.push_back(std::move(v));
             continue;
         }
-        const Weighed w = weigh_pending(state, policy, time, job, nodes, ahead, request);
+        const Weighed w = weigh_pending(state, policy, time, job, nodes, ahead, demand, request);
         const bool fits = w.outcome == Weighed::Outcome::OwnGpus || w.outcome == Weighed::Outcome::Shares;
         const std::string node = w.node >= 0 ? topo.nodes()[static_cast<std::size_t>(w.node)].name : "";
         if (!job.gated) {

@@ -41,10 +41,13 @@ struct AdmissionVerdict {
 };
 
 // The verdict on each job of `pending` (every pending bind job, Slurm's order). `state` is
-// copied: released jobs are added to the copy.
+// copied: released jobs are added to the copy. `demand`: the jobs submitted and queued, as the
+// round's read of Slurm's queue shows them (null: the rule expects no arrivals and the engine
+// prices no fragmentation).
 std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& state, const place::Policy& policy,
                                              const place::TimeOutlook& time, const std::vector<int>& nodes,
-                                             const std::vector<PendingJob>& pending);
+                                             const std::vector<PendingJob>& pending,
+                                             const place::QueueDemand* demand = nullptr);
 
 // One change of a pending job: its BeginTime, and its node list when set ("" clears it).
 struct JobUpdate {

@@ -59,7 +59,8 @@ ElasticPlan plan_elastic_slots(const place::ClusterState& state, const place::Po
         } else if (std::none_of(sized.begin(), sized.end(), [&](int n) { return may_run_on(job, n); })) {
             v.why = "none of its nodes has elastic slots";
         } else {
-            const Weighed w = weigh_pending(state, policy, time, job, sized, ahead, request);
+            // Elastic slots count no arrivals: the lever that is on by default, admission, does.
+            const Weighed w = weigh_pending(state, policy, time, job, sized, ahead, nullptr, request);
             v.why = w.why;
             if (w.node >= 0) v.node = topo.nodes()[static_cast<std::size_t>(w.node)].name;
             if (w.outcome == Weighed::Outcome::Shares) {

@@ -28,7 +28,7 @@ void QueueAhead::add(const PendingJob& job) {
 
 Weighed weigh_pending(const place::ClusterState& state, const place::Policy& policy, const place::TimeOutlook& time,
                       const PendingJob& job, const std::vector<int>& nodes, const QueueAhead& ahead,
-                      place::JobRequest& request) {
+                      const place::QueueDemand* demand, place::JobRequest& request) {
     request = {};
     request.id = 0;  // never a running job's id
     request.profile = job.profile;
@@ -36,31 +36,38 @@ Weighed weigh_pending(const place::ClusterState& state, const place::Policy& pol
     request.nodes = std::max(1, job.nodes);
     for (int n : nodes)
         if (may_run_on(job, n)) request.allowed_nodes.push_back(n);
+    const place::SharingOutlook outlook{.time = &time,
+                                        .work_s = job.time_limit_s,
+                                        .gpus_ahead = ahead.gpus,
+                                        .ahead_gpu_s = ahead.gpu_s,
+                                        .others_waiting = ahead.others_waiting,
+                                        .arrivals = demand ? demand->rates(time.now()) : place::ArrivalRates{},
+                                        .head = {},
+                                        .exploration = nullptr,
+                                        .nodes_wanted = demand ? &demand->nodes_wanted() : nullptr};
+    request.outlook = &outlook;
     Weighed w;
     w.decision = policy.place(state, request);
-    if (!w.decision.placed) {
+    request.outlook = nullptr;
+    if (!w.decision.placed && !w.decision.held) {
         w.why = "no place even shared: " + w.decision.reason;
         return w;
     }
     w.node = w.decision.chosen.where.front().node;
     w.shared_gpus = shared_gpus(state, w.decision.chosen);
     const std::string& name = state.topology().nodes()[static_cast<std::size_t>(w.node)].name;
-    if (w.shared_gpus == 0) {
+    if (w.decision.held) {
+        w.outcome = Weighed::Outcome::Held;
+        w.why = w.decision.sharing;
+    } else if (w.shared_gpus == 0) {
         w.outcome = Weighed::Outcome::OwnGpus;
         w.why = "GPUs of its own on " + name + ": never held";
-        return w;
+    } else {
+        w.outcome = Weighed::Outcome::Shares;
+        // A policy without the sharing rule (blind packing) shares whenever a slot is free.
+        w.why = w.decision.sharing.empty() ? "shares on " + name + ": " + policy.name() + " has no sharing rule"
+                                           : w.decision.sharing;
     }
-    place::SharingOutlook outlook{.time = &time,
-                                  .work_s = job.time_limit_s,
-                                  .gpus_ahead = ahead.gpus,
-                                  .ahead_gpu_s = ahead.gpu_s,
-                                  .others_waiting = ahead.others_waiting,
-                                  .arrivals = {},
-                                  .head = {},
-                                  .exploration = nullptr};
-    const place::SharingVerdict s = place::judge_sharing(state, request, w.decision.chosen, outlook);
-    w.outcome = s.hold ? Weighed::Outcome::Held : Weighed::Outcome::Shares;
-    w.why = s.why();
     return w;
 }
 

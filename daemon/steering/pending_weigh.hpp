@@ -10,6 +10,7 @@
 
 #include "place/cluster_state.hpp"
 #include "place/policy.hpp"
+#include "place/queue_demand.hpp"
 #include "place/sharing_rule.hpp"
 
 namespace coloc::daemon {
@@ -55,10 +56,14 @@ struct Weighed {
     std::string why;      // the rule's line, or why there is no place
 };
 
-// Weighs `job` on `state` with its allowed nodes narrowed to `nodes`; `request` is filled with
-// what was asked of the policy.
+// Weighs `job` on `state` with its allowed nodes narrowed to `nodes`, as the replay does: the
+// policy decides with the sharing rule's outlook (the queue ahead, and from `demand` the
+// arrivals seen and what is asked of nodes; null: neither known), so the engine may choose
+// another place than the one a rule-blind search would, and the rule weighs it within the
+// predictions' uncertainty. `request` is filled with what was asked of the policy (its outlook
+// cleared, as it pointed into this call).
 Weighed weigh_pending(const place::ClusterState& state, const place::Policy& policy, const place::TimeOutlook& time,
                       const PendingJob& job, const std::vector<int>& nodes, const QueueAhead& ahead,
-                      place::JobRequest& request);
+                      const place::QueueDemand* demand, place::JobRequest& request);
 
 }  // namespace coloc::daemon
