@@ -73,9 +73,10 @@ struct Config {
     // no nodes; colocd.yaml's nodes then override Slurm's. Reread every interval (0 = only at start).
     bool slurm_layout = false;
     int slurm_layout_interval_s = 300;
-    // Parameters learned per GPU type (`model_params:`, colocctl fit --params-out's JSON, read at
-    // load so that a bad file is an error at its line), and the files they came from.
-    model::LearnedGpuParams model_params;
+    // Parameters learned per GPU type (`model_params:`, colocctl fit --params-out's JSON text,
+    // read by model::learned_gpu_params), and the files they came from. Kept as text: the tools
+    // that read colocd.yaml without the model (its fuzz target) link no model.
+    std::map<std::string, std::string> model_params;
     std::map<std::string, std::string> model_params_files;
     // What colocd.yaml leaves to a default an admin should hear of; colocd logs each at start.
     std::vector<std::string> notes;

@@ -156,7 +156,7 @@ ReplayCluster cluster_from(const ReplayArgs& a) {
         c.topology = std::move(cfg.topology);
         c.config_profiles = cfg.profiles;
         c.hardware = place::gpu_hardware(c.topology);
-        c.learned = cfg.model_params;
+        c.learned = model::learned_gpu_params(cfg.model_params);
         c.notes = cfg.notes;
         c.admission = cfg.admission;
         c.description = std::to_string(c.topology.nodes().size()) + " nodes, " +

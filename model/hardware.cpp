@@ -15,12 +15,12 @@ std::vector<std::string> gpu_types_of(const std::vector<GpuHardware>& hardware) 
     return types;
 }
 
-LearnedGpuParams learned_gpu_params(const std::map<std::string, nlohmann::json>& by_type) {
+LearnedGpuParams learned_gpu_params(const std::map<std::string, std::string>& json_by_type) {
     LearnedGpuParams out;
-    for (const auto& [type, params] : by_type) {
+    for (const auto& [type, text] : json_by_type) {
         ColocModel m;
         try {
-            m.load_params_json(params);
+            m.load_params_json(nlohmann::json::parse(text));
         } catch (const std::exception& e) {
             throw std::invalid_argument("parameters for GPU type " + type + ": " + e.what());
         }

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <map>
-#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -23,9 +22,9 @@ struct GpuHardware {
 // Same-GPU kernel parameters learned per GPU type (colocctl fit --params-out), by GPU type.
 using LearnedGpuParams = std::map<std::string, GpuShareParams>;
 
-// The same-GPU parameters in each GPU type's parameters JSON (ColocModel::params_json, colocctl
-// fit --params-out). Throws std::invalid_argument naming the GPU type for a bad one.
-LearnedGpuParams learned_gpu_params(const std::map<std::string, nlohmann::json>& by_type);
+// The same-GPU parameters in each GPU type's parameters JSON text (ColocModel::params_json,
+// colocctl fit --params-out). Throws std::invalid_argument naming the GPU type for a bad one.
+LearnedGpuParams learned_gpu_params(const std::map<std::string, std::string>& json_by_type);
 
 // Tells `model` the GPUs of each node type (index = node type) and the parameters learned per
 // GPU type. A model without a same-GPU term ignores both. Returns one line per GPU type of

@@ -25,7 +25,8 @@ model::ProfileCatalogue load_catalogue(const std::string& path) {
 // Returns what is left to a fallback.
 std::vector<std::string> configure_hardware(const Config& cfg, model::InterferenceModel& model) {
     std::vector<std::string> notes = cfg.notes;
-    for (const std::string& n : model::configure_hardware(model, place::gpu_hardware(cfg.topology), cfg.model_params))
+    for (const std::string& n : model::configure_hardware(model, place::gpu_hardware(cfg.topology),
+                                                          model::learned_gpu_params(cfg.model_params)))
         notes.push_back(n);
     for (const auto& [type, file] : cfg.model_params_files)
         log_info("same-GPU parameters for " + type + " loaded from " + file);

@@ -102,11 +102,11 @@ TEST_CASE("hardware: learned_gpu_params reads colocctl fit's JSON and names the 
     ColocParams p = fitted.params();
     p.gpu.family_penalty = 7;
     fitted.set_params(p);
-    const LearnedGpuParams got = learned_gpu_params({{"v100", fitted.params_json()}});
+    const LearnedGpuParams got = learned_gpu_params({{"v100", fitted.params_json().dump()}});
     CHECK(got.at("v100").family_penalty == 7);
     nlohmann::json bad = fitted.params_json();
     bad["gpu"]["bandwidth"] = {0, 0, 0, 0, 0, 0, 0};
-    CHECK_THROWS_WITH_AS(learned_gpu_params({{"a100", bad}}), doctest::Contains("GPU type a100"),
+    CHECK_THROWS_WITH_AS(learned_gpu_params({{"a100", bad.dump()}}), doctest::Contains("GPU type a100"),
                          std::invalid_argument);
 }
 
