@@ -14,6 +14,21 @@ std::uint64_t mix(std::uint64_t x) {
     return x;
 }
 
+// Appends to `out` up to `want` nodes of `set` that run jobs, from `start` on and round again;
+// returns how many.
+int take_occupied(const ClusterState& state, const NodeSet& set, int start, int want, std::vector<int>& out) {
+    int taken = 0;
+    auto visit = [&](int n) {
+        if (state.jobs_on_node(n).empty()) return false;
+        out.push_back(n);
+        return ++taken >= want;
+    };
+    bool done = want <= 0;
+    for (int n = set.next(start - 1); n >= 0 && !done; n = set.next(n)) done = visit(n);
+    for (int n = set.next(-1); n >= 0 && n < start && !done; n = set.next(n)) done = visit(n);
+    return taken;
+}
+
 }  // namespace
 
 std::vector<int> nodes_to_score(const ClusterState& state, const JobRequest& request, int max_nodes_scored,
@@ -53,32 +68,13 @@ std::vector<int> nodes_to_score(const ClusterState& state, const JobRequest& req
     // A multi-node job needs that many nodes to choose from, and some spare.
     const int limit = std::max(max_nodes_scored, 2 * request.nodes);
     int taken = 0;
-    for (int v = state.max_gpus_per_node(); v >= k && taken < limit; --v) {
-        const NodeSet& set = state.nodes_with(Capacity::Open, v);
-        auto visit = [&](int n) {
-            if (state.jobs_on_node(n).empty()) return false;
-            out.push_back(n);
-            return ++taken >= limit;
-        };
-        bool done = false;
-        for (int n = set.next(start - 1); n >= 0 && !done; n = set.next(n)) done = visit(n);
-        for (int n = set.next(-1); n >= 0 && n < start && !done; n = set.next(n)) done = visit(n);
-    }
+    for (int v = state.max_gpus_per_node(); v >= k && taken < limit; --v)
+        taken += take_occupied(state, state.nodes_with(Capacity::Open, v), start, limit - taken, out);
     if (!fewest_idle_too) return out;
     // As many as the job needs nodes (two at least) per count of idle GPUs, fewest first.
     const int per_count = std::max(2, request.nodes);
-    for (int v = k; v <= state.max_gpus_per_node(); ++v) {
-        const NodeSet& set = state.nodes_with(Capacity::Idle, v);
-        int here = 0;
-        auto visit = [&](int n) {
-            if (state.jobs_on_node(n).empty()) return false;
-            out.push_back(n);
-            return ++here >= per_count;
-        };
-        bool done = false;
-        for (int n = set.next(start - 1); n >= 0 && !done; n = set.next(n)) done = visit(n);
-        for (int n = set.next(-1); n >= 0 && n < start && !done; n = set.next(n)) done = visit(n);
-    }
+    for (int v = k; v <= state.max_gpus_per_node(); ++v)
+        take_occupied(state, state.nodes_with(Capacity::Idle, v), start, per_count, out);
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
