@@ -139,6 +139,13 @@ $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c -o $@ $<
 
+# The unit tests' own code, and the test-only tools, are built for compile time: what they test
+# is in the libraries, built with OPT. Full debug information at -O2 doubles a doctest file's
+# compile time; line tables (-g1) are what a failure's backtrace needs. The benchmarks and
+# tests/support (the reference code the benchmarks time) keep OPT.
+TEST_OPT ?= -O1 -g1
+$(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/load/%.o $(BUILD)/obj/tests/tools/%.o: OPT += $(TEST_OPT)
+
 deps:
 	@scripts/install-deps
 
