@@ -2,6 +2,8 @@
 // daemon/steering/admission.hpp.
 #pragma once
 
+#include "place/arrival_window.hpp"
+
 namespace coloc::daemon {
 
 struct AdmissionConfig {
@@ -13,6 +15,9 @@ struct AdmissionConfig {
                                      // that long after colocd stops renewing it
     int max_updates_per_round = 64;  // job updates sent to Slurm per round (rate limit)
     int max_pending_jobs = 200;      // the head of Slurm's queue weighed per round (a round's cost)
+    // The arrivals the sharing rule expects are those of the last one to two windows (0: every
+    // submission since colocd started).
+    int arrival_window_s = place::kArrivalWindowS;
 };
 
 }  // namespace coloc::daemon

@@ -36,6 +36,10 @@ void add_admission_command(CLI::App& app, const CtlOptions& opts, int& exit_code
             std::cout << " (" << s["slurm_updates_sent"] << " job updates accepted by Slurm, "
                       << s["slurm_updates_failed"] << " refused)";
         std::cout << "\n";
+        if (s.contains("arrivals"))
+            std::cout << "arrivals expected: " << s["arrivals"].value("jobs_per_hour", 0.0)
+                      << " bind jobs/h, counted over the last " << s["arrivals"].value("counted_s", 0.0) / 3600
+                      << " h (window " << s["arrivals"].value("window_s", 0) << " s)\n";
         if (!s.value("last_error", std::string()).empty())
             std::cout << "last error: " << s["last_error"].get<std::string>() << "\n";
         if (!s["pending"].empty())

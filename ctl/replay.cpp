@@ -285,6 +285,7 @@ replay::ReplaySetup replay_setup(const ReplayArgs& a, const ReplayCluster& clust
     setup.topology = &cluster.topology;
     // A gated job waits for colocd's next read of Slurm's queue: half an interval on average.
     if (cluster.admission.enabled) setup.admission_delay_s = cluster.admission.interval_s / 2.0;
+    setup.sim.arrival_window_s = cluster.admission.arrival_window_s;
     setup.policies = place::parse_policy_list(a.policies, replay::replay_policy_names());
     setup.model = models.placement.get();
     setup.truth = models.truth;

@@ -49,7 +49,9 @@ FragmentationPrice::FragmentationPrice(const ClusterState& state, const JobReque
         return static_cast<std::size_t>(k) < v.size() ? std::max(0.0, v[static_cast<std::size_t>(k)]) : 0.0;
     };
     const double seen = o->arrivals.seen_s;
-    const double ahead = seen > 0 ? std::min(o->work_s, seen) / seen : 0.0;  // arrivals over W, per one seen
+    const double span = o->arrivals.counted_s > 0 ? o->arrivals.counted_s : seen;
+    // Arrivals over W (as far ahead as they were seen), per one counted.
+    const double ahead = seen > 0 && span > 0 ? std::min(o->work_s, seen) / span : 0.0;
     // From the largest size down: the jobs of k or more GPUs per node all want nodes with k idle.
     double queued = 0, arriving = 0;
     for (int k = top; k > own_; --k) {

@@ -52,7 +52,7 @@ namespace coloc::place {
 // caller (the replay's queue, colocd's pending jobs) and handed over with SharingOutlook.
 struct NodeDemand {
     std::vector<double> queued;     // [k]: nodes wanted by the jobs queued now
-    std::vector<double> submitted;  // [k]: nodes asked for by every job submitted over ArrivalRates::seen_s
+    std::vector<double> submitted;  // [k]: nodes asked for by the jobs submitted over ArrivalRates::counted_s
     // A job of `nodes` nodes with `per_node` GPUs on each joins (+1) or leaves (-1) `to`.
     static void count(std::vector<double>& to, int per_node, int nodes, int sign);
 };

@@ -1,12 +1,20 @@
-// What the jobs submitted so far and those queued now ask for: the sharing rule reads from it
-// what is to come (ArrivalRates: the rate seen so far, trusted as far ahead as it was seen, and
-// the GPU-seconds queued), the engine's price of fragmentation what is asked of nodes
+// What the jobs submitted lately and those queued now ask for: the sharing rule reads from it
+// what is to come (ArrivalRates: the rate seen over the window, trusted as far ahead as it was
+// seen, and the GPU-seconds queued), the engine's price of fragmentation what is asked of nodes
 // (NodeDemand). One record for the replay, which adds each job of its trace as it arrives and
 // takes it off the queue when it starts, and for colocd, which builds it from its reads of
-// Slurm's queue (daemon/steering/queue_outlook.hpp).
+// Slurm's queue (daemon/service/slot_sizing.hpp).
+//
+// The window: a site's load moves (the week, the term, a deadline), and a colocd that runs for
+// months must not expect this afternoon's arrivals at the rate of its first month. The
+// submissions are counted in epochs of window_s; the rates are those of the current epoch and
+// the one before it, so they are counted over between one and two windows (0: every submission
+// since the first, as one epoch). How far ahead they are trusted is still how long arrivals
+// have been watched (ArrivalRates::seen_s), not the window.
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "place/fragmentation.hpp"
 #include "place/sharing_rule.hpp"
@@ -15,25 +23,46 @@ namespace coloc::place {
 
 class QueueDemand {
 public:
+    explicit QueueDemand(double window_s = 0) : window_s_(window_s > 0 ? window_s : 0) {}
+
     // A job of `nodes` nodes with `per_node` GPUs on each, submitted at `submit_s`, with a time
     // limit of `limit_s` (<= 0: unknown, no GPU-seconds asked). Submit times may come out of
-    // order (colocd's first read shows jobs submitted before it started).
+    // order (colocd's first read shows jobs submitted before it started); one older than the
+    // window (at first: a window before the latest time seen) is not counted.
     void submitted(double submit_s, int per_node, int nodes, double limit_s);
     // The job joins (+1) or leaves (-1) the queue.
     void queued(int per_node, int nodes, double limit_s, int sign);
+    // Time has reached `now`: the epochs older than the window are let go. Before rates(now) and
+    // nodes_wanted() when time has moved on since the last submission.
+    void advance(double now);
     // The rates at `now`.
     ArrivalRates rates(double now) const;
     const NodeDemand& nodes_wanted() const { return nodes_; }
     double queued_gpu_s() const { return queued_gpu_s_; }
+    // Every submission counted since the first, the window's and older ones.
     std::size_t submitted_count() const { return arrived_; }
+    double window_s() const { return window_s_; }
 
 private:
+    struct Epoch {
+        std::size_t jobs = 0;
+        double asked_gpu_s = 0;
+        std::vector<double> nodes;  // [k]: nodes asked for with k GPUs each (NodeDemand::count)
+    };
+    void add(Epoch& e, int per_node, int nodes, double gpu_s);
+
+    double window_s_;
     std::size_t arrived_ = 0;
-    double first_submit_ = 0;
-    double asked_gpu_s_ = 0;
+    // The counted span starts at span_start_ (the previous epoch's start, or the first
+    // submission); the current epoch at epoch_start_.
+    double span_start_ = 0, epoch_start_ = 0;
+    double latest_ = 0;        // the latest time seen (a submission or advance())
+    double first_submit_ = 0;  // the oldest submission seen, counted or not: rates are trusted
+                               // as far ahead as arrivals have been watched
+    Epoch previous_, current_;
     long queued_jobs_ = 0;
     double queued_gpu_s_ = 0;
-    NodeDemand nodes_;
+    NodeDemand nodes_;  // submitted: previous_ + current_
 };
 
 }  // namespace coloc::place

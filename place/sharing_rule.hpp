@@ -84,8 +84,11 @@ public:
 struct ArrivalRates {
     double jobs_per_s = 0;    // jobs submitted per second
     double offered_gpus = 0;  // GPU-seconds of work asked for per second (time limits x GPUs)
-    double seen_s = 0;        // over how long the rates were seen: how far ahead they are trusted
+    double seen_s = 0;        // how long arrivals have been watched: how far ahead the rates are trusted
     double queued_gpu_s = 0;  // GPU-seconds the queued jobs ask for now (this one included)
+    // Over how long the rates, and NodeDemand::submitted, were counted: the arrival window's
+    // span (place/queue_demand.hpp); 0: all of seen_s.
+    double counted_s = 0;
 };
 
 // The first queued job's reservation, as the scheduler plans it (for a job behind it).

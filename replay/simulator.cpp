@@ -109,6 +109,7 @@ public:
           planned_rate_(options.planner ? jobs.size() : 0, 1.0),
           ends_(state_),
           queued_(jobs.size(), 0),
+          demand_(options.arrival_window_s),
           stamp_(jobs.size(), 0) {
         run_.policy = policy.name();
         run_.jobs.resize(jobs.size());
@@ -233,6 +234,7 @@ private:
     // reservation, for a job behind it.
     bool try_start(int j, double now, int gpus_ahead, double ahead_gpu_s, place::HeadReservation head = {}) {
         place::JobRequest r = request(j);
+        demand_.advance(now);
         place::SharingOutlook outlook{.time = this,
                                       .work_s = jobs_[static_cast<std::size_t>(j)].limit,
                                       .gpus_ahead = gpus_ahead,
@@ -586,7 +588,7 @@ private:
     std::size_t head_ = 0;
     std::size_t queue_live_ = 0;
     std::int64_t queued_gpus_ = 0;  // GPUs the queued jobs ask for
-    // The arrivals so far and the queued jobs: the sharing rule's rates, the GPU-seconds queued,
+    // The arrivals of the window and the queued jobs: the sharing rule's rates, the GPU-seconds queued,
     // and the nodes asked for (the engine's price of fragmentation).
     place::QueueDemand demand_;
     place::ExplorationBudget exploration_;

@@ -36,6 +36,7 @@
 #include "model/elapsed_window.hpp"
 #include "model/learner.hpp"
 #include "model/model.hpp"
+#include "place/arrival_window.hpp"
 #include "place/cluster_state.hpp"
 #include "place/policy.hpp"
 #include "replay/workload.hpp"
@@ -92,6 +93,9 @@ struct SimOptions {
     // A job joins the queue this long after its submission (its JCT still counts from it): the
     // wait for admission's release (ReplaySetup::admission_delay_s).
     double admission_delay_s = 0;
+    // The arrivals the sharing rule expects are counted over this window (place::QueueDemand;
+    // 0: every submission so far), as colocd counts them (admission.arrival_window_s).
+    double arrival_window_s = place::kArrivalWindowS;
 };
 
 struct JobOutcome {

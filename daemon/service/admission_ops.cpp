@@ -44,6 +44,13 @@ json SlotSizing::admission_json() const {
                 {"last_round", admission_.last_round_s()},
                 {"pending", held},
                 {"last_error", queue_error_}};
+    // The arrivals the rule expects: bind jobs per hour, counted over the window's epochs
+    // (counted_s long), trusted as far ahead as colocd has watched (seen_s).
+    const place::ArrivalRates arrivals = submitted_.rates(static_cast<double>(now_s()));
+    out["arrivals"] = {{"window_s", admission_.config().arrival_window_s},
+                       {"counted_s", arrivals.counted_s},
+                       {"seen_s", arrivals.seen_s},
+                       {"jobs_per_hour", arrivals.jobs_per_s * 3600}};
     if (node_writer_) {
         const auto st = node_writer_->status();
         out["slurm_updates_sent"] = st.jobs_sent;

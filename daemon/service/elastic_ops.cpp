@@ -149,6 +149,7 @@ void SlotSizing::note_submissions(const SlurmSnapshot& snap) {
     }
     // Ids Slurm no longer shows are let go: a job is shown from submission until it ends.
     counted_ = std::move(shown);
+    submitted_.advance(static_cast<double>(snap.taken_at));  // the window's older epochs let go
 }
 
 std::optional<SlurmJobTimes> SlotSizing::slurm_times_of(std::int64_t job_id) const {

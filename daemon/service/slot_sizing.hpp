@@ -34,7 +34,7 @@ struct BindQueue {
     std::vector<int> running_use;         // slots Slurm's running jobs hold, per node index
     std::map<place::JobId, double> ends;  // running jobs' expected ends (start + time limit)
     std::vector<PendingJob> pending;      // Slurm's order, the head only
-    place::QueueDemand demand;            // every job submitted since colocd started, and the whole queue
+    place::QueueDemand demand;            // the jobs submitted over the arrival window, and the whole queue
 };
 
 // A job's submit time and time limit as Slurm's queue showed them (for colocd's history).
@@ -95,7 +95,8 @@ private:
     BackgroundQuery slurm_jobs_;                         // for elastic slots or admission, at their interval
     std::string queue_error_;                            // the last read's failure, empty when it worked
     std::map<std::int64_t, SlurmJobTimes> slurm_times_;  // the latest read's pending and running jobs
-    place::QueueDemand submitted_;                       // the jobs note_submissions counted (none queued)
+    place::QueueDemand submitted_;                       // the jobs note_submissions counted (none queued),
+                                                         // over admission.arrival_window_s
     std::set<std::int64_t> counted_;                     // of them, those the latest read showed
     std::unique_ptr<SlurmNodeWriter> node_writer_;       // exists once either was on
 };

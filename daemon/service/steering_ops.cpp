@@ -44,7 +44,8 @@ SlotSizing::SlotSizing(State& state, const Access& access)
                                                                             : state.cfg.admission.interval_s,
                   // Watched for admission (and for releasing gated jobs with both levers off);
                   // elastic slots change node counts, which a watch would only make churn.
-                  state.cfg.elastic.enabled ? 0 : state.cfg.admission.watch_ms) {}
+                  state.cfg.elastic.enabled ? 0 : state.cfg.admission.watch_ms),
+      submitted_(state.cfg.admission.arrival_window_s) {}
 
 void SlotSizing::run_due(std::int64_t now_ms) {
     steer(now_ms);

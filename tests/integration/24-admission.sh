@@ -77,6 +77,13 @@ good_priority=$(priority "$good")
 [ "$bad_priority" -gt "$good_priority" ] || { [ "$bad_priority" = "$good_priority" ] && [ "$bad" -lt "$good" ]; } ||
     fail "job $bad (priority $bad_priority) not ahead of job $good (priority $good_priority) in Slurm's order"
 
+note "the arrivals the rule expects are the bind jobs colocd saw submitted, over its arrival window"
+arrivals=$(colocctl admission --json | jq -c '.admission.arrivals')
+assert_eq 86400 "$(jq '.window_s' <<<"$arrivals")" "arrival window (colocd.yaml's default)"
+jq -e '.jobs_per_hour > 0 and .counted_s > 0 and .seen_s >= .counted_s' <<<"$arrivals" >/dev/null ||
+    fail "the jobs submitted were not counted as arrivals: $arrivals"
+colocctl admission | grep -q "^arrivals expected: .* bind jobs/h" || fail "colocctl admission: $(colocctl admission)"
+
 note "a resident ends: the held job is released onto the GPUs it freed"
 gpus=$(job_gpus "$good")
 other=$r1

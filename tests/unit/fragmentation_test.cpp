@@ -133,6 +133,13 @@ TEST_CASE("fragmentation: the arrivals count over the job's run time, at the rat
     c.outlook.arrivals.seen_s = 0.001;
     c.wanted.submitted[4] = 0.002;
     CHECK(FragmentationPrice(c.state, c.request(1)).values()[4] == doctest::Approx(p));
+    // Counted over an arrival window shorter than the time watched: a rate per the window's
+    // span, trusted as far ahead as arrivals were watched.
+    c.outlook.work_s = 0.001;
+    c.outlook.arrivals.seen_s = 10000;
+    c.outlook.arrivals.counted_s = 1000;
+    c.wanted.submitted[4] = 2000;
+    CHECK(FragmentationPrice(c.state, c.request(1)).values()[4] == doctest::Approx(p));
 }
 
 TEST_CASE("fragmentation: the node whose size left is not wanted, over the best fit") {
