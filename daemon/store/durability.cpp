@@ -132,6 +132,7 @@ void Store::became_unwritable(const std::string& why) {
 
 void Store::begin_round() {
     in_round_ = true;
+    round_ticket_ = 0;
     round_writes_.clear();
     round_mark_ = {backlog_.size(), journal_ ? journal_->mark() : 0, next_seq_};
     if (!backlog_.writable()) return;  // the round's writes queue behind the backlog
@@ -162,7 +163,7 @@ Durability Store::finish_round() {
         db_->exec("COMMIT");
         if (deferred_sync_) {
             watch_wal_file();
-            wal_sync_->request();
+            round_ticket_ = wal_sync_->request();
         }
     } catch (const StoreError& e) {
         if (!e.write_trouble()) throw;  // the caller abandons the round
@@ -205,6 +206,9 @@ void Store::end_deferred_sync() {
 
 std::uint64_t Store::sync_ticket() const {
     if (!wal_sync_) return 0;
+    // The round's own commit: its ticket, settled or not. The sync may have failed before this
+    // is asked, and the failure must still reach the replies it covers.
+    if (round_ticket_ != 0) return round_ticket_;
     const std::uint64_t latest = wal_sync_->latest();
     return wal_sync_->outcome(latest) == WalSync::Outcome::Pending ? latest : 0;
 }

@@ -63,7 +63,8 @@ public:
     void begin_round();
     Durability finish_round();
     void abandon_round();
-    // What the replies of the round just finished wait for: the latest commit's ticket while it
+    // What the replies of the round just finished wait for: its own commit's ticket, synced,
+    // failed or not yet; for a round that committed nothing the latest commit's ticket while it
     // is not yet synced, else 0. The sync of a ticket covers every commit before it, so a round
     // that wrote nothing waits for the rounds before it, and no reply overtakes an earlier one.
     std::uint64_t sync_ticket() const;
@@ -165,6 +166,7 @@ private:
     std::unique_ptr<WalSync> wal_sync_;              // with synchronous_full
     bool wal_suspect_ = false;                       // a sync failed; see sync_failed()
     bool deferred_sync_ = false;                     // synchronous=NORMAL for the round's commit
+    std::uint64_t round_ticket_ = 0;                 // the WAL sync ticket of the round's commit, if any
     void checkpoint_suspect_wal();
     void end_deferred_sync();  // synchronous=FULL again, outside the round's transaction
     void watch_wal_file();     // the WAL file wal_sync_ syncs

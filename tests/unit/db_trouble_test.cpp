@@ -12,6 +12,8 @@
 #include "daemon/log.hpp"
 #include "daemon/service/service.hpp"
 #include "daemon/store/sqlite.hpp"
+#include "daemon/store/store.hpp"
+#include "daemon/store/wal_sync.hpp"
 #include "proto/envelope.hpp"
 #include "proto/messages.hpp"
 #include "tests/support/fault_vfs.hpp"
@@ -357,4 +359,34 @@ TEST_CASE("db trouble: a failing fsync (database_sync: normal) fails the checkpo
     disk.clear();
     CHECK(sqlite3_wal_checkpoint_v2(conn, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr) == SQLITE_OK);
     CHECK(stored_placements(db).size() == 21);
+}
+
+TEST_CASE("db trouble: a round's sync that failed before its replies asked is still their ticket (no lost failure)") {
+    // The race the sanitized build showed: the sync thread settles the round's ticket as failed
+    // before the request thread asks which ticket the round's replies wait for.
+    test::FaultyDisk disk;
+    const std::string db = test::scratch("fsync-race.db");
+    Store s(db, true);
+    disk.fail_syncs(db);
+    s.begin_round();
+    s.begin_unit();
+    JobRow j;
+    j.job_id = 1;
+    j.uid = 1000;
+    j.user = "u";
+    j.first_seen = 1000;
+    PlacementRow p;
+    p.job_id = 1;
+    p.node = "n1";
+    p.mode = "bind";
+    p.gpus = {0};
+    p.created = 1001;
+    s.record_placement(j, p, {});
+    REQUIRE(s.finish_round() == Durability::Stored);  // committed; "stored" once synced
+    WalSync* sync = s.wal_sync();
+    REQUIRE(sync != nullptr);
+    REQUIRE(sync->wait(sync->latest()) == WalSync::Outcome::Failed);  // settled before it is asked
+    const std::uint64_t ticket = s.sync_ticket();
+    CHECK(ticket == sync->latest());
+    CHECK(sync->outcome(ticket) == WalSync::Outcome::Failed);
 }
