@@ -39,9 +39,8 @@ public:
     ArrivalRates rates(double now) const;
     const NodeDemand& nodes_wanted() const { return nodes_; }
     double queued_gpu_s() const { return queued_gpu_s_; }
-    // Every submission counted since the first, the window's and older ones.
+    // Every submission given, in the window or older.
     std::size_t submitted_count() const { return arrived_; }
-    double window_s() const { return window_s_; }
 
 private:
     struct Epoch {
