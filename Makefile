@@ -168,20 +168,20 @@ integration-test: $(ITEST_BINS)
 # OPT's -g. Handed down in the environment, so that the sub-make's own additions to OPT (the
 # tests' TEST_OPT) still apply.
 CHECK_OPT := -O2 -g1
-check_make = $(if $(filter file,$(origin OPT)),OPT='$(CHECK_OPT)') $(MAKE)
+check_opt = $(if $(filter file,$(origin OPT)),OPT='$(CHECK_OPT)')
 check: deps
-	$(check_make) format-check
-	$(check_make) headers-check
-	$(check_make) all
-	$(check_make) slurm-headers-check
-	$(check_make) san-test
-	$(check_make) unit-test
-	$(check_make) client-test
-	$(check_make) workload-test
-	$(check_make) fuzz-check
-	$(check_make) integration-test
-	$(check_make) san-integration-test
-	$(check_make) install-test
+	$(check_opt) $(MAKE) format-check
+	$(check_opt) $(MAKE) headers-check
+	$(check_opt) $(MAKE) all
+	$(check_opt) $(MAKE) slurm-headers-check
+	$(check_opt) $(MAKE) san-test
+	$(check_opt) $(MAKE) unit-test
+	$(check_opt) $(MAKE) client-test
+	$(check_opt) $(MAKE) workload-test
+	$(check_opt) $(MAKE) fuzz-check
+	$(check_opt) $(MAKE) integration-test
+	$(check_opt) $(MAKE) san-integration-test
+	$(check_opt) $(MAKE) install-test
 
 demo: deps
 	$(MAKE) $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so
