@@ -58,7 +58,12 @@ std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster,
             out.push_back(std::move(v));
             continue;
         }
-        const Weighed w = weigh_pending(state, policy, time, job, nodes, ahead, demand, request);
+        // The first job held ahead is the head whose start the rule protects, as in the replay.
+        place::HeadReservation head;
+        if (!kept.empty())
+            head = {kept.front().start_s,
+                    std::max(1, kept.front().job->slots_per_node) * std::max(1, kept.front().job->nodes)};
+        const Weighed w = weigh_pending(state, policy, time, job, nodes, ahead, demand, request, head);
         const bool fits = w.outcome == Weighed::Outcome::OwnGpus || w.outcome == Weighed::Outcome::Shares;
         const std::string node = w.node >= 0 ? topo.nodes()[static_cast<std::size_t>(w.node)].name : "";
         if (!job.gated) {

@@ -14,7 +14,9 @@
 //     A released job goes onto the round's copy of the cluster, so the jobs behind it see it.
 //   - A job held is not given the backfill reservation Slurm would give it, so colocd keeps
 //     it: a job behind it is released onto GPUs of its own only when its time limit ends
-//     before the held job's expected start.
+//     before the held job's expected start, and the first held job is the head whose delay
+//     the sharing rule prices for a job behind it that would share (as the replay's backfill
+//     gives its first queued job's reservation).
 //   - A job colocd gave a node that is still pending a lease later gets its node list cleared.
 // Slurm's priorities decide who is weighed first; priority/basic and multifactor keep a job's
 // priority across BeginTime changes (checked on 22.05). This file decides (pure, no I/O).

@@ -60,10 +60,12 @@ struct Weighed {
 // policy decides with the sharing rule's outlook (the queue ahead, and from `demand` the
 // arrivals seen and what is asked of nodes; null: neither known), so the engine may choose
 // another place than the one a rule-blind search would, and the rule weighs it within the
-// predictions' uncertainty. `request` is filled with what was asked of the policy (its outlook
-// cleared, as it pointed into this call).
+// predictions' uncertainty. `head`: the first job held ahead of it, when it is due and the GPUs
+// it waits for (the rule prices what sharing delays it; none: nothing held ahead). `request`
+// is filled with what was asked of the policy (its outlook cleared, as it pointed into this call).
 Weighed weigh_pending(const place::ClusterState& state, const place::Policy& policy, const place::TimeOutlook& time,
                       const PendingJob& job, const std::vector<int>& nodes, const QueueAhead& ahead,
-                      const place::QueueDemand* demand, place::JobRequest& request);
+                      const place::QueueDemand* demand, place::JobRequest& request,
+                      const place::HeadReservation& head = {});
 
 }  // namespace coloc::daemon

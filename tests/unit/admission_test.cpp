@@ -103,6 +103,19 @@ TEST_CASE("admission: a job behind a held one gets GPUs of its own only if it en
     CHECK(shorter[1].release);  // it ends (50 s) before job 10's GPUs are due (100 s): backfill
 }
 
+TEST_CASE("admission: sharing that delays the first held job is priced for the job behind it") {
+    Cluster c;
+    c.run(1, 0, 100);  // GPU 0 frees at 100 s
+    c.run(2, 1, 100);  // GPU 1 too
+    // Job 10 wants both GPUs and is held (each shared with a heavy job: 90 s + 90 s each) until
+    // 100 s. A light job behind it shares and slows a neighbour that ends at 100 s by 5 %: that
+    // one ends 5 s late, and job 10 starts 5 s late.
+    const auto v = c.plan({c.gated(10, c.heavy, 1000, 2), c.gated(11, c.light, 1000)});
+    REQUIRE(v.size() == 2);
+    CHECK_FALSE(v[0].release);
+    CHECK(v[1].why.find("5 s to the first queued job") != std::string::npos);
+}
+
 TEST_CASE("admission: the engine's node reaches Slurm, unless the user named nodes") {
     Cluster c(2);
     c.run(1, 0, 100, 0);
