@@ -18,6 +18,10 @@ struct AdmissionConfig {
     // The arrivals the sharing rule expects are those of the last one to two windows (0: every
     // submission since colocd started).
     int arrival_window_s = place::kArrivalWindowS;
+    // The share (0 to 1) of the sharing rule's decisions that may release a job onto a pairing
+    // only its margin holds back (place/sharing_rule.hpp: exploration); 0, the default, never:
+    // on bench/replay-quality exploring cost more than it taught.
+    double explore_share = 0;
 };
 
 }  // namespace coloc::daemon

@@ -40,6 +40,11 @@ void add_admission_command(CLI::App& app, const CtlOptions& opts, int& exit_code
             std::cout << "arrivals expected: " << s["arrivals"].value("jobs_per_hour", 0.0)
                       << " bind jobs/h, counted over the last " << s["arrivals"].value("counted_s", 0.0) / 3600
                       << " h (window " << s["arrivals"].value("window_s", 0) << " s)\n";
+        if (s.contains("exploration") && s["exploration"].value("share", 0.0) > 0)
+            std::cout << "exploration: " << s["exploration"].value("explored", 0) << " of "
+                      << s["exploration"].value("weighed", 0)
+                      << " decisions weighed tried a pairing only the margin held (share "
+                      << s["exploration"].value("share", 0.0) << ")\n";
         if (!s.value("last_error", std::string()).empty())
             std::cout << "last error: " << s["last_error"].get<std::string>() << "\n";
         if (!s["pending"].empty())

@@ -199,6 +199,7 @@ private:
         d.sharing = v.why();
         if (!v.hold) {
             note_decision(*request_.outlook, v);
+            d.explores = v.explores;
             return true;
         }
         if (idle_fits()) {

@@ -58,9 +58,10 @@ struct Candidate {
 
 struct Decision {
     bool placed = false;
-    std::string reason;   // why not, when not placed
-    std::string sharing;  // the sharing rule's verdict on the chosen candidate (coloc policy), for explain
-    bool held = false;    // not placed because the sharing rule holds it (chosen is what it weighed)
+    std::string reason;     // why not, when not placed
+    std::string sharing;    // the sharing rule's verdict on the chosen candidate (coloc policy), for explain
+    bool held = false;      // not placed because the sharing rule holds it (chosen is what it weighed)
+    bool explores = false;  // placed on a pairing only the rule's margin held: exploration
     Candidate chosen;
     std::vector<Candidate> ranked;  // best first, at most the requested number, chosen included
 };

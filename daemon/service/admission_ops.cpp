@@ -30,8 +30,12 @@ json SlotSizing::admission_json() const {
     json held = json::array();
     for (const AdmissionVerdict& v : admission_.verdicts())
         if (v.gated)
-            held.push_back(
-                {{"job_id", v.id}, {"uid", v.uid}, {"released", v.release}, {"node", v.node}, {"why", v.why}});
+            held.push_back({{"job_id", v.id},
+                            {"uid", v.uid},
+                            {"released", v.release},
+                            {"node", v.node},
+                            {"why", v.why},
+                            {"explores", v.explores}});
     json out = {{"enabled", admission_.enabled()},
                 {"active", admission_on()},
                 {"interval_s", admission_.config().interval_s},
@@ -51,6 +55,10 @@ json SlotSizing::admission_json() const {
                        {"counted_s", arrivals.counted_s},
                        {"seen_s", arrivals.seen_s},
                        {"jobs_per_hour", arrivals.jobs_per_s * 3600}};
+    // Exploration's account: the rule's decisions weighed and, of them, pairings tried although
+    // only the margin held them (at most share x weighed).
+    const place::ExplorationBudget& e = admission_.exploration_account();
+    out["exploration"] = {{"share", e.share}, {"weighed", e.weighed}, {"explored", e.explored}};
     if (node_writer_) {
         const auto st = node_writer_->status();
         out["slurm_updates_sent"] = st.jobs_sent;

@@ -185,8 +185,8 @@ void SlotSizing::size_slots(std::int64_t now_ms) {
             submit_to_slurm(std::move(release));
             if (!elastic) return;
         } else {
-            const auto verdicts =
-                plan_admission(state_.cluster, state_.policy, time, bind_nodes(), q.pending, &q.demand);
+            const auto verdicts = plan_admission(state_.cluster, state_.policy, time, bind_nodes(), q.pending,
+                                                 &q.demand, admission_.exploration());
             submit_to_slurm(admission_.apply(verdicts, snap.taken_at));
             return;
         }

@@ -27,7 +27,8 @@ void add_released(place::ClusterState& state, const PendingJob& job, const place
 
 std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster, const place::Policy& policy,
                                              const place::TimeOutlook& time, const std::vector<int>& nodes,
-                                             const std::vector<PendingJob>& pending, const place::QueueDemand* demand) {
+                                             const std::vector<PendingJob>& pending, const place::QueueDemand* demand,
+                                             place::ExplorationBudget* exploration) {
     place::ClusterState state = cluster;
     const place::Topology& topo = state.topology();
     std::vector<AdmissionVerdict> out;
@@ -63,7 +64,8 @@ std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster,
         if (!kept.empty())
             head = {kept.front().start_s,
                     std::max(1, kept.front().job->slots_per_node) * std::max(1, kept.front().job->nodes)};
-        const Weighed w = weigh_pending(state, policy, time, job, nodes, ahead, demand, request, head);
+        const Weighed w = weigh_pending(state, policy, time, job, nodes, ahead, demand, request, head,
+                                        job.gated ? exploration : nullptr);
         const bool fits = w.outcome == Weighed::Outcome::OwnGpus || w.outcome == Weighed::Outcome::Shares;
         const std::string node = w.node >= 0 ? topo.nodes()[static_cast<std::size_t>(w.node)].name : "";
         if (!job.gated) {
@@ -82,6 +84,7 @@ std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster,
                 if (may_run_on(*k.job, w.node) && job.time_limit_s > k.start_s) blocks = &k;
         if (fits && !blocks) {
             v.release = true;
+            v.explores = w.decision.explores;
             if (!job.own_node_list) v.node = node;
             v.why = "released: " + w.why;
             add_released(state, job, w.decision.chosen);

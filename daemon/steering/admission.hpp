@@ -40,16 +40,19 @@ struct AdmissionVerdict {
     bool release = false;  // may start now
     std::string node;      // the node its node list is set to; empty = Slurm picks
     std::string why;
+    bool explores = false;  // released onto a pairing only the rule's margin held (exploration)
 };
 
 // The verdict on each job of `pending` (every pending bind job, Slurm's order). `state` is
 // copied: released jobs are added to the copy. `demand`: the jobs submitted and queued, as the
 // round's read of Slurm's queue shows them (null: the rule expects no arrivals and the engine
-// prices no fragmentation).
+// prices no fragmentation). `exploration`: the account held pairings may be tried from, kept
+// across rounds (null: none), as the replay keeps it across decisions.
 std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& state, const place::Policy& policy,
                                              const place::TimeOutlook& time, const std::vector<int>& nodes,
                                              const std::vector<PendingJob>& pending,
-                                             const place::QueueDemand* demand = nullptr);
+                                             const place::QueueDemand* demand = nullptr,
+                                             place::ExplorationBudget* exploration = nullptr);
 
 // One change of a pending job: its BeginTime, and its node list when set ("" clears it).
 struct JobUpdate {
@@ -62,7 +65,9 @@ struct JobUpdate {
 // it gave a node.
 class AdmissionGate {
 public:
-    explicit AdmissionGate(AdmissionConfig cfg) : cfg_(cfg), enabled_(cfg.enabled) {}
+    explicit AdmissionGate(AdmissionConfig cfg) : cfg_(cfg), enabled_(cfg.enabled) {
+        exploration_.share = cfg.explore_share;
+    }
     bool enabled() const { return enabled_; }
     const AdmissionConfig& config() const { return cfg_; }
     // Switching off releases every job held.
@@ -80,6 +85,9 @@ public:
     std::int64_t rounds() const { return rounds_; }
     std::int64_t released() const { return released_; }
     std::int64_t last_round_s() const { return last_round_s_; }
+    // The rounds' exploration account (null when explore_share is 0).
+    place::ExplorationBudget* exploration() { return exploration_.share > 0 ? &exploration_ : nullptr; }
+    const place::ExplorationBudget& exploration_account() const { return exploration_; }
 
 private:
     AdmissionConfig cfg_;
@@ -89,6 +97,7 @@ private:
     std::vector<AdmissionVerdict> verdicts_;
     std::map<std::int64_t, AdmissionVerdict> last_seen_;  // the latest verdict per job, for explain
     std::int64_t rounds_ = 0, released_ = 0, last_round_s_ = 0;
+    place::ExplorationBudget exploration_;
 };
 
 }  // namespace coloc::daemon

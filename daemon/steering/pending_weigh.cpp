@@ -28,8 +28,8 @@ void QueueAhead::add(const PendingJob& job) {
 
 Weighed weigh_pending(const place::ClusterState& state, const place::Policy& policy, const place::TimeOutlook& time,
                       const PendingJob& job, const std::vector<int>& nodes, const QueueAhead& ahead,
-                      const place::QueueDemand* demand, place::JobRequest& request,
-                      const place::HeadReservation& head) {
+                      const place::QueueDemand* demand, place::JobRequest& request, const place::HeadReservation& head,
+                      place::ExplorationBudget* exploration) {
     request = {};
     request.id = 0;  // never a running job's id
     request.profile = job.profile;
@@ -44,7 +44,7 @@ Weighed weigh_pending(const place::ClusterState& state, const place::Policy& pol
                                         .others_waiting = ahead.others_waiting,
                                         .arrivals = demand ? demand->rates(time.now()) : place::ArrivalRates{},
                                         .head = head,
-                                        .exploration = nullptr,
+                                        .exploration = exploration,
                                         .nodes_wanted = demand ? &demand->nodes_wanted() : nullptr};
     request.outlook = &outlook;
     Weighed w;

@@ -61,11 +61,12 @@ struct Weighed {
 // arrivals seen and what is asked of nodes; null: neither known), so the engine may choose
 // another place than the one a rule-blind search would, and the rule weighs it within the
 // predictions' uncertainty. `head`: the first job held ahead of it, when it is due and the GPUs
-// it waits for (the rule prices what sharing delays it; none: nothing held ahead). `request`
+// it waits for (the rule prices what sharing delays it; none: nothing held ahead). `exploration`:
+// the account a held pairing may be tried from (null: none; the policy counts the decision). `request`
 // is filled with what was asked of the policy (its outlook cleared, as it pointed into this call).
 Weighed weigh_pending(const place::ClusterState& state, const place::Policy& policy, const place::TimeOutlook& time,
                       const PendingJob& job, const std::vector<int>& nodes, const QueueAhead& ahead,
                       const place::QueueDemand* demand, place::JobRequest& request,
-                      const place::HeadReservation& head = {});
+                      const place::HeadReservation& head = {}, place::ExplorationBudget* exploration = nullptr);
 
 }  // namespace coloc::daemon

@@ -116,6 +116,56 @@ TEST_CASE("admission: sharing that delays the first held job is priced for the j
     CHECK(v[1].why.find("5 s to the first queued job") != std::string::npos);
 }
 
+// Every pair on one GPU predicted at 0.8 speed each, with a standard deviation of 0.2.
+class UncertainPairs final : public model::InterferenceModel {
+public:
+    double slowdown(const model::JobProfile&, std::span<const model::Neighbour> neighbours) const override {
+        return 1 + 0.25 * shared(neighbours);
+    }
+    model::Prediction predict(const model::JobProfile& job,
+                              std::span<const model::Neighbour> neighbours) const override {
+        return {1 / slowdown(job, neighbours), shared(neighbours) > 0 ? 0.2 : 0.0};
+    }
+    std::string name() const override { return "uncertain pairs"; }
+
+private:
+    static int shared(std::span<const model::Neighbour> neighbours) {
+        int n = 0;
+        for (const model::Neighbour& x : neighbours) n += x.where == model::Sharing::Gpu;
+        return n;
+    }
+};
+
+TEST_CASE("admission: exploration releases a pairing only the margin holds, within explore_share") {
+    Cluster c;
+    c.run(1, 0, 1000);
+    c.run(2, 1, 1000);
+    // Predicted: 250 s + 250 s against a 1000 s wait; at 0.6 each (one deviation slower), 667 s
+    // + 667 s: held by the margin, and what it may lose (333 s) is less than its expected gain.
+    UncertainPairs uncertain;
+    const place::ColocPolicy policy(uncertain);
+    const KnownEnds time(c.state, 0, c.ends);
+    const std::vector<int> nodes = {0};
+    const std::vector<PendingJob> queue = {c.gated(10, c.heavy, 1000)};
+    AdmissionConfig off = config();
+    CHECK(AdmissionGate(off).exploration() == nullptr);  // the default: never
+    CHECK_FALSE(plan_admission(c.state, policy, time, nodes, queue)[0].release);
+    AdmissionConfig half = config();
+    half.explore_share = 0.5;
+    AdmissionGate gate(half);
+    // At most half the decisions weighed, kept across rounds: the first round holds it.
+    auto v = plan_admission(c.state, policy, time, nodes, queue, nullptr, gate.exploration());
+    CHECK_FALSE(v[0].release);
+    CHECK(v[0].why.find("margin") != std::string::npos);
+    v = plan_admission(c.state, policy, time, nodes, queue, nullptr, gate.exploration());
+    REQUIRE(v[0].release);
+    CHECK(v[0].explores);
+    CHECK(v[0].why.find("shares, exploring:") != std::string::npos);
+    CHECK(gate.exploration_account().weighed == 2);
+    CHECK(gate.exploration_account().explored == 1);
+    CHECK_FALSE(plan_admission(c.state, policy, time, nodes, queue, nullptr, gate.exploration())[0].release);
+}
+
 TEST_CASE("admission: the engine's node reaches Slurm, unless the user named nodes") {
     Cluster c(2);
     c.run(1, 0, 100, 0);
@@ -215,6 +265,10 @@ TEST_CASE("admission: colocd.yaml, on by default") {
     CHECK(c.admission.lease_s == 10);
     CHECK(d.admission.watch_ms > 0);  // watched by default
     CHECK(parse_config(base + "admission: { watch_ms: 0 }\n", "t").admission.watch_ms == 0);
+    CHECK(d.admission.explore_share == 0);
+    CHECK(parse_config(base + "admission: { explore_share: 0.05 }\n", "t").admission.explore_share == 0.05);
+    CHECK_THROWS_WITH_AS(parse_config(base + "admission: { explore_share: 2 }\n", "t"),
+                         doctest::Contains("admission.explore_share"), ConfigError);
     CHECK_THROWS_WITH_AS(parse_config(base + "admission: { watch_ms: -5 }\n", "t"),
                          doctest::Contains("admission.watch_ms"), ConfigError);
     CHECK_THROWS_WITH_AS(parse_config(base + "admission: { interval_s: 10, lease_s: 15 }\n", "t"),
