@@ -2,6 +2,7 @@
 // colocd uses, policy against policy, and print the table (and, with --out, CSV, JSON, plots).
 // Needs no daemon. Without a trace it replays the built-in demo trace on the default cluster.
 #include <unistd.h>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -283,8 +284,12 @@ replay::Workload make_workload(const ReplayArgs& a, const replay::Trace& trace, 
 replay::ReplaySetup replay_setup(const ReplayArgs& a, const ReplayCluster& cluster, const ReplayModels& models) {
     replay::ReplaySetup setup;
     setup.topology = &cluster.topology;
-    // A gated job waits for colocd's next read of Slurm's queue: half an interval on average.
-    if (cluster.admission.enabled) setup.admission_delay_s = cluster.admission.interval_s / 2.0;
+    // A gated job waits for colocd to see it: its next watch of Slurm's queue (watch_ms), else
+    // its next read (interval_s); half of that on average.
+    if (cluster.admission.enabled) {
+        const double watch_s = cluster.admission.watch_ms / 1000.0, interval_s = cluster.admission.interval_s;
+        setup.admission_delay_s = (watch_s > 0 ? std::min(watch_s, interval_s) : interval_s) / 2;
+    }
     setup.sim.arrival_window_s = cluster.admission.arrival_window_s;
     setup.policies = place::parse_policy_list(a.policies, replay::replay_policy_names());
     setup.model = models.placement.get();

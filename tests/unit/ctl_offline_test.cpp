@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
@@ -192,6 +193,33 @@ TEST_CASE("replay: a GPU type without measurements is blamed on --gpu-type, not 
     const std::string hist = write("h.jsonl", "{\"format\":\"coloc-history\",\"version\":1}\n");
     r = colocctl({"replay", hist, "--gpu-type", "a100", "--no-progress"});
     CHECK(!has(r.err, "--gpu-type"));
+}
+
+TEST_CASE("replay: a gated job starts half of admission's watch after its submission, half an interval unwatched") {
+    const std::string hist = write("one.jsonl",
+                                   "{\"format\":\"coloc-history\",\"version\":1}\n"
+                                   "{\"job_id\":1,\"profile\":\"a\",\"user\":\"ann\",\"state\":\"ended\",\"submit\":0,"
+                                   "\"start\":0,\"end\":100,\"time_limit_s\":200,\"exit_status\":0,"
+                                   "\"placements\":[{\"node\":\"n1\",\"gpus\":[0]}],\"colocations\":[]}\n");
+    const std::string profiles = write("ab.yaml", kProfiles);
+    const auto wait_with = [&](const std::string& admission) {
+        const std::string config = write("gate.yaml",
+                                         "node_types:\n  quad: { gpus: 4, slots_per_gpu: 2 }\n"
+                                         "nodes:\n  - { names: \"n[1-2]\", type: quad }\n"
+                                         "admission: " +
+                                             admission + "\n");
+        Run r = colocctl({"replay", hist, "--config", config, "--profiles", profiles, "--policy", "oracle,exclusive",
+                          "--json", "--no-progress"});
+        REQUIRE(r.rc == 0);
+        const nlohmann::json summary = nlohmann::json::parse(r.out);
+        std::map<std::string, double> wait;
+        for (const auto& p : summary["policies"]) wait[p["policy"].get<std::string>()] = p["mean_wait_s"].get<double>();
+        CHECK(wait["exclusive"] == 0);  // not gated
+        return wait["oracle"];
+    };
+    CHECK(wait_with("{ interval_s: 4, watch_ms: 500 }") == doctest::Approx(0.25));
+    CHECK(wait_with("{ interval_s: 4, watch_ms: 0 }") == doctest::Approx(2));
+    CHECK(wait_with("off") == 0);
 }
 
 TEST_CASE("fit --history: ended jobs' elapsed times teach the model a pair, written as learned from elapsed times") {
