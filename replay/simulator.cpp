@@ -211,13 +211,13 @@ private:
 
     // ---- capacity ----------------------------------------------------------------------
     bool fits(const ReplayJob& j) const { return state_.nodes_with_at_least(units_, j.gpus_per_node) >= j.nodes; }
-    int free_units() const {
+    int free_units(place::Capacity kind) const {
         int total = 0;
-        for (int v = 1; v <= state_.max_gpus_per_node(); ++v) total += v * state_.nodes_with(units_, v).size();
+        for (int v = 1; v <= state_.max_gpus_per_node(); ++v) total += v * state_.nodes_with(kind, v).size();
         return total;
     }
-    bool is_unit(int node, int used) const {
-        return units_ == place::Capacity::Idle ? used == 0 : used < topo_.type_of(node).slots_per_gpu;
+    bool is_unit(place::Capacity kind, int node, int used) const {
+        return kind == place::Capacity::Idle ? used == 0 : used < topo_.type_of(node).slots_per_gpu;
     }
 
     place::JobRequest request(int j) const {
@@ -232,7 +232,10 @@ private:
     // Asks the policy; starts the job when placed. `gpus_ahead`: GPUs the jobs queued ahead of
     // it ask for, `ahead_gpu_s` the GPU-seconds they ask for; `head`: the first queued job's
     // reservation, for a job behind it.
-    bool try_start(int j, double now, int gpus_ahead, double ahead_gpu_s, place::HeadReservation head = {}) {
+    // `spare` (>= 0): the placement may take no more idle GPUs than that (idle_taken_ says how
+    // many it took).
+    bool try_start(int j, double now, int gpus_ahead, double ahead_gpu_s, place::HeadReservation head = {},
+                   int spare = -1) {
         place::JobRequest r = request(j);
         demand_.advance(now);
         place::SharingOutlook outlook{.time = this,
@@ -256,6 +259,12 @@ private:
             ++run_.declined;
             turned_down_.remember(j, state_, d, now);
             return false;
+        }
+        if (spare >= 0) {
+            idle_taken_ = 0;
+            for (const place::Placement& p : d.chosen.where)
+                for (int g : p.gpus) idle_taken_ += state_.used_slots(p.node, g) == 0;
+            if (idle_taken_ > spare) return false;
         }
         turned_down_.forget(j);
         start(j, std::move(d.chosen.where), now);
@@ -305,26 +314,34 @@ private:
             ++examined;
             const ReplayJob& job = jobs_[static_cast<std::size_t>(q)];
             const bool before_shadow = now + job.limit <= shadow_;
-            if (!fits(job) || (!before_shadow && job.gpus() > extra_) ||
-                !try_start(q, now, ahead, ahead_gpu_s, {shadow_ - now, head_gpus_})) {
+            // Past the shadow a job may take only what the head can spare: slots (extra_), or,
+            // for a head waiting for GPUs of its own, idle GPUs (a job that shares takes none).
+            const int spare = before_shadow || !reserved_idle_ ? -1 : extra_;
+            if (!fits(job) || (!before_shadow && !reserved_idle_ && job.gpus() > extra_) ||
+                !try_start(q, now, ahead, ahead_gpu_s, {shadow_ - now, head_gpus_}, spare)) {
                 ahead += job.gpus();
                 ahead_gpu_s += job.gpus() * job.limit;
                 continue;
             }
             ++run_.backfilled;
-            if (!before_shadow) extra_ -= job.gpus();
+            if (!before_shadow) extra_ -= reserved_idle_ ? idle_taken_ : job.gpus();
             dequeue(pos);
         }
     }
 
     // The head job's reservation: walk the running jobs by expected end (start + time limit),
     // giving their GPUs back on a scratch copy, until the head fits. `declined`: it fits now but
-    // the policy declined, so at least one job must end first.
+    // the policy declined, so at least one job must end first, and it waits for idle GPUs.
     void reserve(double now, int h, bool declined) {
         const ReplayJob& head = jobs_[static_cast<std::size_t>(h)];
+        // Declined, the head waits for GPUs of its own (the sharing rule held it): planned in idle
+        // GPUs, so that jobs behind it that take idle GPUs past its start are held as colocd's
+        // admission holds them; jobs that share take none and are not.
+        const place::Capacity kind = declined ? place::Capacity::Idle : units_;
+        reserved_idle_ = kind == place::Capacity::Idle;
         const int k = head.gpus_per_node;
-        int count = state_.nodes_with_at_least(units_, k);
-        int free = free_units();
+        int count = state_.nodes_with_at_least(kind, k);
+        int free = free_units(kind);
         head_gpus_ = head.gpus();
         shadow_ = kInf;
         int walked = 0;
@@ -334,14 +351,14 @@ private:
             for (const place::Placement& p : job->where) {
                 int& units = node_units_[static_cast<std::size_t>(p.node)];
                 if (units < 0) {
-                    units = state_.capacity(units_, p.node);
+                    units = state_.capacity(kind, p.node);
                     touched_nodes_.push_back(p.node);
                 }
                 for (int g : p.gpus) {
                     std::size_t key = static_cast<std::size_t>(gpu_base_[static_cast<std::size_t>(p.node)] + g);
                     if (released_[key]++ == 0) touched_gpus_.push_back(key);
                     int used = state_.used_slots(p.node, g) - released_[key];
-                    if (!is_unit(p.node, used + 1) && is_unit(p.node, used)) {
+                    if (!is_unit(kind, p.node, used + 1) && is_unit(kind, p.node, used)) {
                         ++free;
                         if (++units == k) ++count;
                     }
@@ -595,7 +612,9 @@ private:
     double now_ = 0;  // the time of the events being handled
     double shadow_ = kInf;
     int extra_ = 0;
-    int head_gpus_ = 0;  // the GPUs the reservation is for
+    int head_gpus_ = 0;           // the GPUs the reservation is for
+    bool reserved_idle_ = false;  // planned in idle GPUs: extra_ counts idle GPUs, not slots
+    int idle_taken_ = 0;          // try_start with `spare`: the idle GPUs its placement took
 
     std::vector<int> gpu_base_;    // first flat GPU index of each node
     std::vector<int> released_;    // reserve(): slots given back per flat GPU

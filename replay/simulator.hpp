@@ -12,8 +12,11 @@
 // GPUs for it (the shadow time); a later job may start now if the policy places it and it either
 // ends by its time limit before the shadow time or uses only GPUs the reserved job leaves over
 // (counted in GPUs). Time limits serve planning only: a job slowed past its limit runs on.
-// When the policy declines to place the first job although GPUs are free (the coloc policy's
-// admission limit or the sharing rule), the reservation is at the next expected end.
+// When the policy declines to place the first job although it fits (the coloc policy's
+// admission limit or the sharing rule), the job waits for GPUs of its own: its reservation is
+// at the earliest expected end after which enough GPUs are idle, and a later job that runs past
+// it may take no more idle GPUs than it leaves over, as colocd's admission holds a job that
+// would take idle GPUs a held job waits for; a job that shares takes none.
 //
 // The sharing rule sees what a scheduler sees: each job's time limit as its expected run time,
 // running jobs' start + time limit as their expected ends, and the GPUs that the jobs queued

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "model/profile.hpp"
+#include "place/coloc_policy.hpp"
 #include "place/simple_policies.hpp"
 #include "replay/simulator.hpp"
 
@@ -14,6 +15,16 @@ namespace {
 struct NoInterference final : model::InterferenceModel {
     double slowdown(const model::JobProfile&, std::span<const model::Neighbour>) const override { return 1.0; }
     std::string name() const override { return "none"; }
+};
+
+// Two jobs on one GPU run at 1 / 1.9 each: the sharing rule holds most pairings.
+struct CostlyPairs final : model::InterferenceModel {
+    double slowdown(const model::JobProfile&, std::span<const model::Neighbour> neighbours) const override {
+        double s = 1;
+        for (const model::Neighbour& n : neighbours) s += n.where == model::Sharing::Gpu ? 0.9 : 0;
+        return s;
+    }
+    std::string name() const override { return "costly pairs"; }
 };
 
 struct Case {
@@ -158,4 +169,28 @@ TEST_CASE("slots: a sharing policy starts jobs on shared GPUs that exclusive kee
     }
     CHECK(waiting_e == 2);
     CHECK(waiting_p == 0);
+}
+
+TEST_CASE("a head the sharing rule holds waits for idle GPUs, and jobs behind take them only as it can spare") {
+    // Two nodes, 4 GPUs x 2 slots each, the coloc engine with its rule (no interference in the
+    // truth). J0 takes 2 GPUs of n0 until 100, J1 3 GPUs of n1 until 1000. J2 (4 GPUs) fits at 1
+    // only by sharing 2 or 3 GPUs: on n0, 89 s + 89 s against a 99-s wait, held; it waits for 4
+    // idle GPUs on a node, due at 100 on n0, when 5 GPUs will be idle: 1 to spare. J3 (2 GPUs
+    // until 502) would take 2 idle GPUs past 100: it waits, as colocd's admission holds it
+    // (counted in free slots, 4 would be spare, and J3 would take n0's 2 idle GPUs: J2 would
+    // then share at 100 rather than wait 402 s more). J4 (2 GPUs, 50 s) ends before 100: it
+    // backfills. J2 runs alone on n0 from 100 to 200, then J3.
+    Case c(2, 4, 2);
+    c.add(0, 2, 100);
+    c.add(0, 3, 1000);
+    c.add(1, 4, 100);
+    c.add(2, 2, 500);
+    c.add(3, 2, 50);
+    CostlyPairs model;
+    place::ColocPolicy coloc(model);
+    PolicyRun r = c.run(coloc, place::Capacity::Open);
+    check_job(r, 0, 0, 100);
+    check_job(r, 2, 100, 200);
+    check_job(r, 4, 3, 53);
+    check_job(r, 3, 200, 700);
 }
