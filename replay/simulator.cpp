@@ -122,6 +122,7 @@ public:
         released_.assign(static_cast<std::size_t>(base), 0);
         exploration_.share = options.explore_share;
         node_units_.assign(topo.nodes().size(), -1);
+        refused_.resize(jobs.size());
         setup_learning();
     }
 
@@ -248,6 +249,14 @@ private:
                                       .exploration = options_.explore_share > 0 ? &exploration_ : nullptr,
                                       .nodes_wanted = &demand_.nodes_wanted()};
         if (options_.outlook) r.outlook = &outlook;
+        // Refused for taking idle GPUs the head needs: so it stays while nothing on the cluster
+        // changed and the head can spare no more (arrivals alone do not ask the policy again).
+        if (spare >= 0 && refused_[static_cast<std::size_t>(j)].stamp == state_.changes() &&
+            spare <= refused_[static_cast<std::size_t>(j)].spare) {
+            ++run_.declined;
+            ++run_.unchanged;
+            return false;
+        }
         if (turned_down_.still_turned_down(state_, r, now)) {
             ++run_.declined;
             ++run_.unchanged;
@@ -264,7 +273,10 @@ private:
             idle_taken_ = 0;
             for (const place::Placement& p : d.chosen.where)
                 for (int g : p.gpus) idle_taken_ += state_.used_slots(p.node, g) == 0;
-            if (idle_taken_ > spare) return false;
+            if (idle_taken_ > spare) {
+                refused_[static_cast<std::size_t>(j)] = {state_.changes(), spare};
+                return false;
+            }
         }
         turned_down_.forget(j);
         start(j, std::move(d.chosen.where), now);
@@ -614,7 +626,13 @@ private:
     int extra_ = 0;
     int head_gpus_ = 0;           // the GPUs the reservation is for
     bool reserved_idle_ = false;  // planned in idle GPUs: extra_ counts idle GPUs, not slots
-    int idle_taken_ = 0;          // try_start with `spare`: the idle GPUs its placement took
+    // A job refused for the idle GPUs it would take: the cluster's change stamp and the spare then.
+    struct Refusal {
+        std::uint64_t stamp = ~std::uint64_t{0};
+        int spare = -1;
+    };
+    std::vector<Refusal> refused_;
+    int idle_taken_ = 0;  // try_start with `spare`: the idle GPUs its placement took
 
     std::vector<int> gpu_base_;    // first flat GPU index of each node
     std::vector<int> released_;    // reserve(): slots given back per flat GPU
