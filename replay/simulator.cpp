@@ -122,7 +122,6 @@ public:
         released_.assign(static_cast<std::size_t>(base), 0);
         exploration_.share = options.explore_share;
         node_units_.assign(topo.nodes().size(), -1);
-        refused_.resize(jobs.size());
         setup_learning();
     }
 
@@ -249,14 +248,6 @@ private:
                                       .exploration = options_.explore_share > 0 ? &exploration_ : nullptr,
                                       .nodes_wanted = &demand_.nodes_wanted()};
         if (options_.outlook) r.outlook = &outlook;
-        // Refused for taking idle GPUs the head needs: so it stays while nothing on the cluster
-        // changed and the head can spare no more (arrivals alone do not ask the policy again).
-        if (spare >= 0 && refused_[static_cast<std::size_t>(j)].stamp == state_.changes() &&
-            spare <= refused_[static_cast<std::size_t>(j)].spare) {
-            ++run_.declined;
-            ++run_.unchanged;
-            return false;
-        }
         if (turned_down_.still_turned_down(state_, r, now)) {
             ++run_.declined;
             ++run_.unchanged;
@@ -273,10 +264,7 @@ private:
             idle_taken_ = 0;
             for (const place::Placement& p : d.chosen.where)
                 for (int g : p.gpus) idle_taken_ += state_.used_slots(p.node, g) == 0;
-            if (idle_taken_ > spare) {
-                refused_[static_cast<std::size_t>(j)] = {state_.changes(), spare};
-                return false;
-            }
+            if (idle_taken_ > spare) return false;
         }
         turned_down_.forget(j);
         start(j, std::move(d.chosen.where), now);
@@ -326,17 +314,19 @@ private:
             ++examined;
             const ReplayJob& job = jobs_[static_cast<std::size_t>(q)];
             const bool before_shadow = now + job.limit <= shadow_;
-            // Past the shadow a job may take only what the head can spare: slots (extra_), or,
-            // for a head waiting for GPUs of its own, idle GPUs (a job that shares takes none).
-            const int spare = before_shadow || !reserved_idle_ ? -1 : extra_;
-            if (!fits(job) || (!before_shadow && !reserved_idle_ && job.gpus() > extra_) ||
+            // Past the shadow a job may take only what the head can spare (extra_ units). Counted
+            // in the units it is placed in, that is all of its GPUs, known before a search; a
+            // head waiting for idle GPUs while jobs take slots is spared what is idle, which only
+            // the placement tells (a job that shares takes none).
+            const int spare = before_shadow || !spares_idle_only_ ? -1 : extra_;
+            if (!fits(job) || (!before_shadow && !spares_idle_only_ && job.gpus() > extra_) ||
                 !try_start(q, now, ahead, ahead_gpu_s, {shadow_ - now, head_gpus_}, spare)) {
                 ahead += job.gpus();
                 ahead_gpu_s += job.gpus() * job.limit;
                 continue;
             }
             ++run_.backfilled;
-            if (!before_shadow) extra_ -= reserved_idle_ ? idle_taken_ : job.gpus();
+            if (!before_shadow) extra_ -= spares_idle_only_ ? idle_taken_ : job.gpus();
             dequeue(pos);
         }
     }
@@ -350,7 +340,7 @@ private:
         // GPUs, so that jobs behind it that take idle GPUs past its start are held as colocd's
         // admission holds them; jobs that share take none and are not.
         const place::Capacity kind = declined ? place::Capacity::Idle : units_;
-        reserved_idle_ = kind == place::Capacity::Idle;
+        spares_idle_only_ = kind != units_;
         const int k = head.gpus_per_node;
         int count = state_.nodes_with_at_least(kind, k);
         int free = free_units(kind);
@@ -624,15 +614,9 @@ private:
     double now_ = 0;  // the time of the events being handled
     double shadow_ = kInf;
     int extra_ = 0;
-    int head_gpus_ = 0;           // the GPUs the reservation is for
-    bool reserved_idle_ = false;  // planned in idle GPUs: extra_ counts idle GPUs, not slots
-    // A job refused for the idle GPUs it would take: the cluster's change stamp and the spare then.
-    struct Refusal {
-        std::uint64_t stamp = ~std::uint64_t{0};
-        int spare = -1;
-    };
-    std::vector<Refusal> refused_;
-    int idle_taken_ = 0;  // try_start with `spare`: the idle GPUs its placement took
+    int head_gpus_ = 0;              // the GPUs the reservation is for
+    bool spares_idle_only_ = false;  // planned in idle GPUs while jobs take slots: extra_ counts idle GPUs
+    int idle_taken_ = 0;             // try_start with `spare`: the idle GPUs its placement took
 
     std::vector<int> gpu_base_;    // first flat GPU index of each node
     std::vector<int> released_;    // reserve(): slots given back per flat GPU
