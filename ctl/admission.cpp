@@ -1,5 +1,6 @@
 // colocctl admission [on|off]: the pending bind jobs colocd holds or released (and to which
 // node), with the sharing rule's reason, and the admin switch.
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "ctl/commands.hpp"

@@ -1,5 +1,6 @@
 // colocctl check: the same comparison as `colocd --check`, from an admin's shell: slurm.conf,
 // gres.conf, plugstack.conf and colocd.yaml, each disagreement named with file and line.
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 
 #include "config/site_check.hpp"

@@ -1,6 +1,7 @@
 // colocctl's command line: the common options, every subcommand, and how errors are reported.
 #include "ctl/cli.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <iostream>
 

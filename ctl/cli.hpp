@@ -1,7 +1,11 @@
 // colocctl's command line, apart from main() so that tests can run it.
 #pragma once
 
-#include <CLI/CLI.hpp>
+// CLI11 stays out: the tests that run colocctl include this.
+namespace CLI {
+class App;
+class ParseError;
+}  // namespace CLI
 
 namespace coloc::ctl {
 

@@ -2,25 +2,15 @@
 // colocctl_main.cpp calls every adder in kCommandAdders; a new subcommand adds one line there.
 #pragma once
 
-#include <CLI/CLI.hpp>
-#include <string>
+#include "ctl/options.hpp"
+
+// The app the adders extend: only the files that add a command include CLI11, which costs every
+// file that includes it seconds of compile time.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace coloc::ctl {
-
-// Options common to every subcommand (set by the top-level flags and environment).
-struct CtlOptions {
-    std::string endpoint;      // --endpoint, COLOC_ENDPOINT, else the default ipc socket
-    std::string munge_socket;  // COLOC_MUNGE_SOCKET, else munge's default
-    int timeout_ms = 5000;     // --timeout
-    bool json = false;         // --json
-    bool parsable = false;     // -P/--parsable2: '|'-separated, no padding
-    bool noheader = false;     // -h/--noheader
-    std::string format;        // -o/--format field list, COLOCCTL_FORMAT
-    std::string cluster;       // -M/--cluster, COLOC_CLUSTER: colocd refuses when it serves another
-    // --server-key, COLOC_SERVER_KEY, else /etc/coloc/colocd.pub when it exists: colocd's public
-    // CURVE key; empty = replies unauthenticated.
-    std::string server_key_file{};
-};
 
 // An adder registers a subcommand; its callback runs the command and sets `exit_code`.
 using CommandAdder = void (*)(CLI::App& app, const CtlOptions& opts, int& exit_code);

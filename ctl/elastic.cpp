@@ -1,5 +1,6 @@
 // colocctl elastic [on|off]: the gpuslot counts colocd set on bind nodes, the verdict on each
 // pending job, and the admin switch.
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "ctl/commands.hpp"

@@ -3,6 +3,7 @@
 // their measured pairs as a catalogue, chooses the same-GPU kernel's scale by leave-one-job-
 // type-out error, calibrates the node and link terms from node/link rows, and reports the
 // cross-validated error. Needs no daemon.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <fstream>

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "ctl/commands.hpp"
+#include "ctl/options.hpp"
 
 namespace coloc::ctl {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "ctl/commands.hpp"
+#include "ctl/options.hpp"
 
 namespace coloc::ctl {
 

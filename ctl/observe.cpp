@@ -1,5 +1,6 @@
 // colocctl observe: reports a job's measured iteration time to colocd, as the job's own
 // libcoloc_report does, for admins and scripts that measure it elsewhere.
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "ctl/commands.hpp"

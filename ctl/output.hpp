@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ctl/commands.hpp"
+#include "ctl/options.hpp"
 #include "proto/ops.hpp"
 
 namespace coloc::ctl {

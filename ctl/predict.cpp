@@ -1,5 +1,6 @@
 // colocctl predict --profiles FILE --pairs FILE: the model's predicted speeds for given pairs,
 // so anyone can hold the model against their own measurements. Needs no daemon.
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <fstream>
 #include <iostream>

@@ -1,6 +1,7 @@
 // colocctl probe: a site's own calibration. Runs each job alone and each pair of jobs on one GPU
 // of a node, through sbatch, the plugin and colocd (ctl/probe_runs.hpp), takes the iteration times
 // the jobs reported to colocd, and writes what `colocctl fit` reads; --fit runs that fit too.
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <csignal>

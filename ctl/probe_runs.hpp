@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ctl/commands.hpp"
+#include "ctl/options.hpp"
 #include "ctl/probe_plan.hpp"
 
 namespace coloc::ctl::probe {

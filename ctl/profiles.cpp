@@ -1,5 +1,7 @@
 // colocctl profiles: the catalogued and learned profiles colocd knows, with where each solo
 // figure came from.
+#include <CLI/CLI.hpp>
+
 #include "ctl/commands.hpp"
 #include "ctl/output.hpp"
 

@@ -1,4 +1,5 @@
 // colocctl's read commands: status, nodes, jobs, history, explain.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fstream>
 #include <iostream>

@@ -2,6 +2,7 @@
 // colocd uses, policy against policy, and print the table (and, with --out, CSV, JSON, plots).
 // Needs no daemon. Without a trace it replays the built-in demo trace on the default cluster.
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

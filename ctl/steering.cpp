@@ -1,4 +1,5 @@
 // colocctl steering [on|off]: what node steering has told Slurm, and the admin switch.
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "ctl/commands.hpp"
