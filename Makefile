@@ -68,7 +68,7 @@ BENCH_BIN := $(patsubst bench/%.cpp,$(BUILD)/bench/%,$(BENCH_SRC))
 # Order matters to the linker: the daemon's library uses the core, the core uses nothing above it.
 LIBS     := $(BUILD)/libspank_logic.a $(BUILD)/libcolocd.a $(BUILD)/libcoloc_core.a
 
-.PHONY: all check unit-test client-test integration-test demo bench deps clean format format-check slurm-headers-check
+.PHONY: all check check-build unit-test client-test integration-test demo bench deps clean format format-check slurm-headers-check
 all: $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so $(BUILD)/libcoloc_report.so $(BUILD)/libcoloc_report.a $(BUILD)/unit-tests $(BENCH_BIN)
 
 $(BUILD)/libcoloc_core.a: $(CORE_OBJ)
@@ -171,8 +171,7 @@ CHECK_OPT := -O2 -g1
 check_opt = $(if $(filter file,$(origin OPT)),OPT='$(CHECK_OPT)')
 check: deps
 	$(check_opt) $(MAKE) format-check
-	$(check_opt) $(MAKE) headers-check
-	$(check_opt) $(MAKE) all
+	$(check_opt) $(MAKE) check-build
 	$(check_opt) $(MAKE) slurm-headers-check
 	$(check_opt) $(MAKE) san-test
 	$(check_opt) $(MAKE) unit-test
@@ -182,6 +181,10 @@ check: deps
 	$(check_opt) $(MAKE) integration-test
 	$(check_opt) $(MAKE) san-integration-test
 	$(check_opt) $(MAKE) install-test
+
+# Everything make check compiles, in one make: the builds' last compiles and links overlap the
+# next build's first, where one make per build left a core idle at each end.
+check-build: headers-check $(ITEST_BINS) san-build fuzz-build
 
 demo: deps
 	$(MAKE) $(BUILD)/colocd $(BUILD)/colocctl $(BUILD)/spank_coloc.so
