@@ -35,9 +35,15 @@ SAN_UNIT_LIBS_tsan := $(addprefix $(BUILD)/tsan/,libcolocd.a libcoloc_core.a)
 # The integration tests tsan-test runs (tests/integration/run patterns).
 TSAN_ITESTS := 30-crash-safety 31-storm
 
-# The storage tests' fault-injecting SQLite VFS is the one piece of tests/support they link.
-san_unit_src = tests/unit/main.cpp $(filter $(patsubst %,tests/unit/%_test.cpp,$(SAN_UNIT_NAMES_$(1))),$(UNIT_SRC)) \
-    tests/support/fault_vfs.cpp
+# Where each variant's unit tests' own objects come from. ASan and UBSan check the code they
+# instrument whoever calls it: the ASan + UBSan unit tests link the plain build's test objects
+# (compiled once for both runs) with instrumented libraries, which come first in the link so that
+# an inline function both use out of line is the libraries' instrumented copy. ThreadSanitizer
+# must see every access and atomic, the tests' own among them: its tests are built instrumented.
+SAN_TEST_DIR_san := $(BUILD)
+SAN_TEST_DIR_tsan := $(BUILD)/tsan
+san_unit_tests = $(call obj,$(SAN_TEST_DIR_$(1)),tests/unit/main.cpp \
+    $(filter $(patsubst %,tests/unit/%_test.cpp,$(SAN_UNIT_NAMES_$(1))),$(UNIT_SRC)))
 
 # $(1): the variant. Defines $(BUILD)/$(1)/{colocd,colocctl,unit-tests} and their libraries.
 define sanitized_variant
@@ -46,10 +52,11 @@ $(1)_DIR := $$(BUILD)/$(1)
 $$($(1)_DIR)/obj/%.o: %.cpp
 	@mkdir -p $$(@D)
 	$$(CXX) $$(SAN_CPPFLAGS) $$(CXXFLAGS) $$(SAN_OPT) $$(SAN_FLAGS_$(1)) -c -o $$@ $$<
-# The tests' own code and colocctl's commands at -O0 (SAN_QUICK_OPT): instrumented, they compile
-# in about two thirds of the time, and no test waits on their speed. colocd's code, whose pace the
-# integration suite's deadlines see, keeps SAN_OPT.
-$$($(1)_DIR)/obj/tests/unit/%.o $$($(1)_DIR)/obj/ctl/%.o: SAN_OPT += $$(SAN_QUICK_OPT)
+# The tests' own code (ThreadSanitizer's), colocctl's commands and the replay (colocctl's alone)
+# at -O0 (SAN_QUICK_OPT): instrumented, they compile in about two thirds of the time, and no
+# test waits on their speed. colocd's code, whose pace the integration suite's deadlines see,
+# keeps SAN_OPT.
+$$($(1)_DIR)/obj/tests/unit/%.o $$($(1)_DIR)/obj/ctl/%.o $$($(1)_DIR)/obj/replay/%.o: SAN_OPT += $$(SAN_QUICK_OPT)
 
 $$($(1)_DIR)/libcoloc_core.a: $$(call obj,$$($(1)_DIR),$$(CORE_SRC)) $$(EMBED_OBJ)
 $$($(1)_DIR)/libcolocd.a: $$(call obj,$$($(1)_DIR),$$(DAEMON_SRC))
@@ -64,8 +71,11 @@ $$($(1)_DIR)/colocd: $$($(1)_DIR)/obj/daemon/colocd_main.o $$($(1)_DIR)/libcoloc
 $$($(1)_DIR)/colocctl: $$($(1)_DIR)/obj/ctl/colocctl_main.o $$($(1)_DIR)/libctl.a $$($(1)_DIR)/libcolocd.a $$($(1)_DIR)/libcoloc_core.a
 	$$(CXX) $$(CXXFLAGS) $$(LDFLAGS) $$(SAN_FLAGS_$(1)) -o $$@ $$^ $$(LDLIBS_CORE) $$(LDLIBS_SLURM)
 
-$$($(1)_DIR)/unit-tests: $$(call obj,$$($(1)_DIR),$$(call san_unit_src,$(1))) $$(SAN_UNIT_LIBS_$(1))
-	$$(CXX) $$(CXXFLAGS) $$(LDFLAGS) $$(SAN_FLAGS_$(1)) -o $$@ $$^ $$(LDLIBS_CORE) $$(LDLIBS_SLURM)
+# The storage tests' fault-injecting SQLite VFS is the one piece of tests/support they link.
+$$($(1)_DIR)/unit-tests: $$(call san_unit_tests,$(1)) $$($(1)_DIR)/obj/tests/support/fault_vfs.o $$(SAN_UNIT_LIBS_$(1))
+	$$(CXX) $$(CXXFLAGS) $$(LDFLAGS) $$(SAN_FLAGS_$(1)) -o $$@ \
+	    -Wl,--whole-archive $$(SAN_UNIT_LIBS_$(1)) -Wl,--no-whole-archive $$(filter %.o,$$^) \
+	    $$(LDLIBS_CORE) $$(LDLIBS_SLURM)
 endef
 
 $(eval $(call sanitized_variant,san))
