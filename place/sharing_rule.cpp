@@ -102,16 +102,21 @@ void gather(const ClusterState& state, const Candidate& c, const TimeOutlook& ti
     f.own_gpus = 0;
     for (const NeighbourEffect& e : c.effects)
         if (const RunningJob* job = state.find(e.id)) f.slowed.push_back({&e, job, time.remaining_s(*job)});
-    const auto effect_of = [&](JobId id) -> const NeighbourEffect* {
-        for (const NeighbourEffect& e : c.effects)
-            if (e.id == id) return &e;
+    // A job on the candidate's GPUs is mostly one it slows, found above: its job and time left
+    // are taken from there (a job on many of its GPUs would be looked up once per GPU).
+    const auto slowed_as = [&](JobId id) -> const Facts::Slowed* {
+        for (const Facts::Slowed& n : f.slowed)
+            if (n.effect->id == id) return &n;
         return nullptr;
     };
     for (const Placement& pl : c.where)
         for (int g : pl.gpus) {
-            for (JobId id : state.jobs_on_gpu(pl.node, g))
-                if (const RunningJob* job = state.find(id))
-                    f.on_gpus.push_back({f.own_gpus, effect_of(id), job, time.remaining_s(*job)});
+            for (JobId id : state.jobs_on_gpu(pl.node, g)) {
+                if (const Facts::Slowed* n = slowed_as(id))
+                    f.on_gpus.push_back({f.own_gpus, n->effect, n->job, n->left_now});
+                else if (const RunningJob* job = state.find(id))
+                    f.on_gpus.push_back({f.own_gpus, nullptr, job, time.remaining_s(*job)});
+            }
             ++f.own_gpus;
         }
 }
@@ -203,9 +208,19 @@ double wait_for_own(const ClusterState& state, const JobRequest& request, const 
 
 // What a held verdict read, for certainly_held: the nodes and links of the candidate and of the
 // jobs whose time left the price took.
-void keep_reads(const ClusterState& state, const Candidate& c, const Facts& f, HoldBound& b) {
+// `again`: b holds the reads of an earlier hold, kept when the candidate's nodes and the jobs read
+// are the same (the reads are a function of them: a running job's placement never changes).
+void keep_reads(const ClusterState& state, const Candidate& c, const Facts& f, HoldBound& b, bool again) {
     b.valid = true;
     b.stamp = state.changes();
+    thread_local std::vector<std::int64_t> key;
+    key.clear();
+    for (const Placement& p : c.where) key.push_back(p.node);
+    key.push_back(-1);
+    for (const Facts::Slowed& n : f.slowed) key.push_back(static_cast<std::int64_t>(n.job->id));
+    for (const Facts::OnGpu& o : f.on_gpus) key.push_back(static_cast<std::int64_t>(o.job->id));
+    if (again && key == b.read) return;
+    b.read.swap(key);
     b.nodes.clear();
     b.links.clear();
     // Each node and link once (a neighbour on many GPUs is read as often).
@@ -228,8 +243,14 @@ void keep_reads(const ClusterState& state, const Candidate& c, const Facts& f, H
         }
     };
     for (const Placement& p : c.where) node(p.node);
-    for (const Facts::Slowed& n : f.slowed) read(*n.job);
-    for (const Facts::OnGpu& o : f.on_gpus) read(*o.job);
+    // Each job once: one on many of the candidate's GPUs is in the facts once per GPU.
+    thread_local std::vector<const RunningJob*> jobs;
+    jobs.clear();
+    for (const Facts::Slowed& n : f.slowed) jobs.push_back(n.job);
+    for (const Facts::OnGpu& o : f.on_gpus) jobs.push_back(o.job);
+    std::sort(jobs.begin(), jobs.end());
+    jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
+    for (const RunningJob* job : jobs) read(*job);
     for (int n : b.nodes) node_seen[static_cast<std::size_t>(n)] = 0;
     for (int l : b.links) link_seen[static_cast<std::size_t>(l)] = 0;
 }
@@ -238,6 +259,7 @@ void keep_reads(const ClusterState& state, const Candidate& c, const Facts& f, H
 
 SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& request, const Candidate& c,
                              const SharingOutlook& outlook, HoldBound* bound) {
+    const bool again = bound && bound->valid;
     if (bound) bound->valid = false;
     SharingVerdict v;
     v.shares = takes_shared_gpu(state, c);
@@ -267,7 +289,7 @@ SharingVerdict judge_sharing(const ClusterState& state, const JobRequest& reques
         v.explores = true;
     }
     if (bound && v.hold && v.wait_s < std::numeric_limits<double>::infinity()) {
-        keep_reads(state, c, facts, *bound);
+        keep_reads(state, c, facts, *bound, again);
         bound->at = outlook.time->now();
     }
     return v;

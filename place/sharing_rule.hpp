@@ -156,10 +156,11 @@ struct SharingVerdict {
 // A price whose floor still exceeds that longest wait holds the job whatever the wait is now.
 struct HoldBound {
     bool valid = false;
-    double at = 0;                  // TimeOutlook::now() when worked out
-    std::uint64_t stamp = 0;        // ClusterState::changes() then
-    std::vector<int> nodes, links;  // where the jobs it read run
-    double own = 0, own_rate = 0;   // the job's own extra seconds, and how fast they can fall
+    double at = 0;                   // TimeOutlook::now() when worked out
+    std::uint64_t stamp = 0;         // ClusterState::changes() then
+    std::vector<int> nodes, links;   // where the jobs it read run
+    std::vector<std::int64_t> read;  // the candidate's nodes, then the jobs it read (ids)
+    double own = 0, own_rate = 0;    // the job's own extra seconds, and how fast they can fall
     double neighbours = 0, neighbours_rate = 0;
     double extra_gpu_s = 0, extra_rate = 0;  // the capacity sharing takes, before the jobs it reaches
 };

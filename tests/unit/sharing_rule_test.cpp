@@ -394,6 +394,11 @@ TEST_CASE("sharing rule: a held verdict is held for certain while its price's fl
     c.run(3, 1);
     ends.started(3, 500);
     CHECK_FALSE(certainly_held(c.state, r, outlook, bound));
+    // Weighed again into the same bound: it reads the same jobs (job 3 is on the other GPU), so its
+    // reads are kept, and it is certain again from the state it was weighed in.
+    REQUIRE(judge_sharing(c.state, r, d.chosen, outlook, &bound).hold);
+    CHECK(bound.nodes == std::vector<int>{0});
+    CHECK(certainly_held(c.state, r, outlook, bound));
     // Exploration may share what the price holds: never certain then.
     HoldBound again;
     REQUIRE(judge_sharing(c.state, r, d.chosen, outlook, &again).hold);
