@@ -1,6 +1,7 @@
 # make headers-check: every header compiles alone, each in a translation unit of its own
 # (-fsyntax-only, one job per header), so that no header leans on what its includer happened to
-# include first; a header its own .cpp opens with is compiled alone there. A stamp per header keeps a second run to the headers that changed.
+# include first; a header its own .cpp opens with is compiled alone there. A stamp per header
+# keeps a second run to the headers that changed.
 # Included by the top-level Makefile; uses its BUILD and flags.
 
 HEADERS := $(shell git ls-files '*.hpp' '*.h' 2>/dev/null || find . -path ./build -prune -o \( -name '*.hpp' -o -name '*.h' \) -print)
