@@ -223,7 +223,7 @@ void keep_reads(const ClusterState& state, const Candidate& c, const Facts& f, H
     b.read.swap(key);
     b.nodes.clear();
     b.links.clear();
-    // Each node and link once (a neighbour on many GPUs is read as often).
+    // Each node and link once (the jobs read share nodes and links).
     thread_local std::vector<char> node_seen, link_seen;
     node_seen.resize(state.topology().nodes().size());
     link_seen.resize(state.topology().link_names().size());
