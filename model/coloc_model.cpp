@@ -82,14 +82,23 @@ void ColocModel::rebuild() {
         auto it = std::find_if(tables_.begin(), tables_.end(),
                                [&](const ReferenceTable& t) { return t.gpu_type() == m.gpu_type; });
         if (it == tables_.end()) it = tables_.insert(tables_.end(), ReferenceTable(m.gpu_type));
-        const int i = it->add_job(a->name, solo_features(*a, m.gpu_type));
-        const int j = it->add_job(b->name, solo_features(*b, m.gpu_type));
+        const int i = it->add_job_with(a->name, [&] { return solo_features(*a, m.gpu_type); });
+        const int j = it->add_job_with(b->name, [&] { return solo_features(*b, m.gpu_type); });
         it->set_speed(i, j, m.speed);
     }
     merge_observed();
     cache_size_ = 0;
     serials_.clear();
-    for (const JobProfile& p : catalogue_.profiles()) serials_.push_back(p.serial);
+    bursts_.clear();
+    for (const JobProfile& p : catalogue_.profiles()) {
+        serials_.push_back(p.serial);
+        // Copies of a profile keep its serial and may differ in size (replay/workload.cpp),
+        // which decides whether an unstated comm_fraction is a distributed job's default.
+        JobProfile one = p, several = p;
+        one.gpus = one.nodes = 1;
+        several.gpus = 2;
+        bursts_.push_back({link_burst(one), link_burst(several)});
+    }
     rebuild_hardware();
 }
 
@@ -104,6 +113,15 @@ bool ColocModel::cached(const JobProfile& p) const {
     return &mine == &p || mine.name == p.name;
 }
 
+Burst ColocModel::burst_of(const JobProfile& p) const {
+    // Kept only for the catalogue's own profile (its serial): a profile of the same name from
+    // elsewhere may communicate otherwise.
+    const auto i = static_cast<std::size_t>(p.id);
+    const bool own = p.id >= 0 && i < serials_.size() && p.serial != 0 && serials_[i] == p.serial;
+    if (!own) return link_burst(p);
+    return bursts_[i][p.gpus > 1 || p.nodes > 1 ? 1 : 0];
+}
+
 double ColocModel::delta(const JobProfile& job, const Neighbour& n, int& term) const {
     const JobProfile& other =
         n.profile ? *n.profile : (catalogue_.size() ? catalogue_.default_profile() : builtin_default());
@@ -112,7 +130,7 @@ double ColocModel::delta(const JobProfile& job, const Neighbour& n, int& term) c
         case Sharing::Gpu:
             return 1.0 / gpu_speed(job, other, n.hardware) - 1.0;
         case Sharing::Link:
-            return link_delta(link_burst(job), link_burst(other), n.phase_offset_s);
+            return link_delta(burst_of(job), burst_of(other), n.phase_offset_s);
         default:
             return node_delta(job, other, n.where, params_.node);
     }

@@ -36,6 +36,7 @@
 #include "model/node_share.hpp"
 #include "model/observed_pairs.hpp"
 #include "model/pair_effects.hpp"
+#include "model/phase.hpp"
 
 namespace coloc::model {
 
@@ -138,6 +139,7 @@ private:
         // regression (coloc_transfer.cpp).
         PairEffects effects;
         ReferenceTable residual_table;
+        std::vector<double> residual_squares;  // its pairs squared, in table order: read per prediction
         bool transfer = false;
         // How far the other types' prediction carries over (transfer_calibration.cpp): for jobs
         // they measured, and for jobs they never saw.
@@ -173,6 +175,7 @@ private:
     // The table speed that, through the calibrated term and the pair's residual, gives `measured`.
     double table_speed(const JobProfile& job, const JobProfile& other, double measured) const;
     double delta(const JobProfile& job, const Neighbour& n, int& term) const;
+    Burst burst_of(const JobProfile& p) const;  // link_burst(p), kept for catalogue profiles
     // Bit index of the job's GPU whose Gpu neighbours slow it most; -1 when they all share one
     // GPU (or there are none), so every neighbour counts.
     int slowest_gpu(const JobProfile& job, std::span<const Neighbour> neighbours) const;
@@ -185,6 +188,8 @@ private:
     LearnedGpuParams learned_;
     std::vector<HardwareView> views_;     // per hardware index, never empty after rebuild()
     std::vector<std::uint64_t> serials_;  // per catalogue id: JobProfile::serial
+    // Per catalogue id: link_burst() on one GPU and on several, off the prediction path.
+    std::vector<std::array<Burst, 2>> bursts_;
     ObservedPairs observed_;
     ObservedPairs elapsed_;  // settled by learn_elapsed, replaced by its next call
     struct KeptTransfer {
@@ -196,7 +201,7 @@ private:
     Calibration calibration_;
     PairResiduals residuals_;
     std::uint64_t version_ = 0;
-    int pending_pairs_ = 0;  // measured pairs new or moved since the tables were last rebuilt
+    int pending_pairs_ = 0;      // measured pairs new or moved since the tables were last rebuilt
 };
 
 }  // namespace coloc::model

@@ -48,14 +48,13 @@ double blended_sd(const KernelEstimate& e, double prior_sd, const GpuShareParams
 // effects are taken out: the transfer prediction, corrected, is as sure as they show, once they
 // are many; the other types' own uncertainty counts as kPriorPairs of them.
 constexpr double kPriorPairs = 10;
-double corrected_sd(const ReferenceTable& t, double transfer_sd) {
+// `squares`: the residual table's pairs, squared, in table order (HardwareView::residual_squares).
+double corrected_sd(const std::vector<double>& squares, double transfer_sd) {
     double sum = transfer_sd * transfer_sd * kPriorPairs, n = kPriorPairs;
-    for (int i = 0; i < t.size(); ++i)
-        for (int j = 0; j < t.size(); ++j)
-            if (t.has_speed(i, j)) {
-                sum += t.speed(i, j) * t.speed(i, j);
-                ++n;
-            }
+    for (double sq : squares) {
+        sum += sq;
+        ++n;
+    }
     return std::sqrt(sum / n);
 }
 
@@ -71,8 +70,8 @@ void ColocModel::merge_observed() {
         auto it =
             std::find_if(tables_.begin(), tables_.end(), [&](const ReferenceTable& t) { return t.gpu_type() == gpu; });
         if (it == tables_.end()) it = tables_.insert(tables_.end(), ReferenceTable(gpu));
-        const int i = it->add_job(a->name, solo_features(*a, gpu));
-        const int j = it->add_job(b->name, solo_features(*b, gpu));
+        const int i = it->add_job_with(a->name, [&] { return solo_features(*a, gpu); });
+        const int j = it->add_job_with(b->name, [&] { return solo_features(*b, gpu); });
         // A catalogue measurement counts as one more sighting.
         const double n = static_cast<double>(seen.n);
         const double merged = it->has_speed(i, j) ? (it->speed(i, j) + n * seen.speed) / (n + 1) : seen.speed;
@@ -87,6 +86,7 @@ void ColocModel::merge_observed() {
 void ColocModel::build_residual_table(HardwareView& v) const {
     v.transfer = false;
     v.residual_table = ReferenceTable(v.hw.gpu_type);
+    v.residual_squares.clear();
     const ReferenceTable* own = v.table >= 0 ? &tables_[static_cast<std::size_t>(v.table)] : nullptr;
     if (!own || own->measured_pairs() == 0) return;
     const bool others = std::any_of(tables_.begin(), tables_.end(), [&](const ReferenceTable& t) {
@@ -110,6 +110,10 @@ void ColocModel::build_residual_table(HardwareView& v) const {
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j)
             if (!std::isnan(y(i, j))) v.residual_table.set_speed(i, j, y(i, j) - v.effects.value(i, j, x(i, j)));
+    const ReferenceTable& t = v.residual_table;
+    for (int i = 0; i < t.size(); ++i)
+        for (int j = 0; j < t.size(); ++j)
+            if (t.has_speed(i, j)) v.residual_squares.push_back(t.speed(i, j) * t.speed(i, j));
     v.transfer = true;
 }
 
@@ -194,7 +198,7 @@ Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobPro
             // The own type's pairs show how far off the corrected transfer is for the jobs they
             // hold; a job with no pair here has no effect of its own fitted, and may differ from
             // the corrected level as much as the jobs measured here differ from one another.
-            const double measured_sd = corrected_sd(v.residual_table, base.uncertainty);
+            const double measured_sd = corrected_sd(v.residual_squares, base.uncertainty);
             const double row = qa.ref >= 0 ? 0.0 : v.effects.row_spread();
             const double col = qb.ref >= 0 ? 0.0 : v.effects.col_spread();
             const double base_sd = std::sqrt(measured_sd * measured_sd + row * row + col * col);

@@ -54,6 +54,13 @@ public:
     const std::string& gpu_type() const { return gpu_type_; }
     // Adds (or finds) a reference job; returns its index.
     int add_job(const std::string& name, const SoloFeatures& features);
+    // The same, making the features only for a job not in the table yet (a table of n jobs is
+    // built from n^2 pairs).
+    template <class MakeFeatures>
+    int add_job_with(const std::string& name, MakeFeatures make) {
+        const int i = index_of(name);
+        return i >= 0 ? i : add_job(name, make());
+    }
     int index_of(const std::string& name) const;
     void set_speed(int job, int neighbour, double speed);  // speed of `job` beside `neighbour`
     double speed(int job, int neighbour) const;            // NaN when not measured

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
 
 #include "model/eigen.hpp"
 
@@ -26,18 +29,53 @@ bool usable_run(const EndedRun& run, const IntervalOptions& o, LeftOut& left_out
     return false;
 }
 
+namespace {
+
+// A pair named by views into the runs (a window of runs names the same few pairs thousands of
+// times: hashed views, no string copies, until the keys are numbered).
+struct PairView {
+    std::string_view job, neighbour;
+    Sharing where = Sharing::Gpu;
+    bool operator==(const PairView&) const = default;
+    auto tie() const { return std::tie(job, neighbour, where); }
+};
+
+struct PairViewHash {
+    std::size_t operator()(const PairView& k) const {
+        const std::size_t h = std::hash<std::string_view>{}(k.job) * 31 + std::hash<std::string_view>{}(k.neighbour);
+        return h * 8 + static_cast<std::size_t>(k.where);
+    }
+};
+
+}  // namespace
+
 IntervalFit fit_interval_delays(const std::vector<EndedRun>& runs, const PriorDelay& prior, const IntervalOptions& o) {
     IntervalFit fit;
     std::vector<const EndedRun*> used;
-    std::map<PairKey, int> index;
+    // Each pair numbered as first seen, and each (run, interval, neighbour) of the used runs by
+    // that number, in order: one hash per mention.
+    std::unordered_map<PairView, int, PairViewHash> seen;
+    std::vector<PairView> pair_of;  // by first-seen number
+    std::vector<int> mentions;
     for (const EndedRun& r : runs) {
         if (!usable_run(r, o, fit.left_out)) continue;
         used.push_back(&r);
         for (const RunInterval& k : r.intervals)
-            for (const auto& [name, where] : k.neighbours) index.emplace(PairKey{r.job, name, where}, 0);
+            for (const auto& [name, where] : k.neighbours) {
+                const PairView key{r.job, name, where};
+                auto [it, fresh] = seen.try_emplace(key, static_cast<int>(pair_of.size()));
+                if (fresh) pair_of.push_back(key);
+                mentions.push_back(it->second);
+            }
     }
     fit.used = static_cast<int>(used.size());
-    if (index.empty()) return fit;
+    if (pair_of.empty()) return fit;
+    std::vector<int> ordered(pair_of.size());
+    for (std::size_t i = 0; i < ordered.size(); ++i) ordered[i] = static_cast<int>(i);
+    std::sort(ordered.begin(), ordered.end(), [&](int a, int b) {
+        return pair_of[static_cast<std::size_t>(a)].tie() < pair_of[static_cast<std::size_t>(b)].tie();
+    });
+    std::vector<int> index(pair_of.size());  // first-seen number -> position in key order
     // Numbered in key order, the pairs of one job come together; only its own runs name them, so
     // the normal equations fall apart into one block per job, each solved on its own (a window of
     // many jobs' runs costs the sum of small blocks' cubes, not the cube of all their pairs).
@@ -49,10 +87,12 @@ IntervalFit fit_interval_delays(const std::vector<EndedRun>& runs, const PriorDe
     };
     std::vector<PairKey> keys;
     std::vector<Block> blocks;
-    std::map<std::string, std::size_t> block_of;
-    for (auto& [key, at] : index) {
-        at = static_cast<int>(keys.size());
-        keys.push_back(key);
+    std::unordered_map<std::string_view, std::size_t> block_of;
+    for (int first : ordered) {
+        const PairView& key = pair_of[static_cast<std::size_t>(first)];
+        const int at = static_cast<int>(keys.size());
+        index[static_cast<std::size_t>(first)] = at;
+        keys.push_back({std::string(key.job), std::string(key.neighbour), key.where});
         auto [it, fresh] = block_of.try_emplace(key.job, blocks.size());
         if (fresh) blocks.push_back({at, 0, {}, {}, false});
         ++blocks[it->second].size;
@@ -77,13 +117,18 @@ IntervalFit fit_interval_delays(const std::vector<EndedRun>& runs, const PriorDe
     };
     std::vector<Run> prepared;
     prepared.reserve(used.size());
+    std::size_t mention = 0;
     for (const EndedRun* r : used) {
         Run u{r, &blocks[block_of.at(r->job)], {}, {}};
         for (const RunInterval& k : r->intervals) {
-            if (!(k.duration_s > 0) || k.neighbours.empty()) continue;
+            if (!(k.duration_s > 0) || k.neighbours.empty()) {
+                mention += k.neighbours.size();
+                continue;
+            }
             Interval in{k.duration_s, {}};
-            for (const auto& [name, where] : k.neighbours) {
-                const Eigen::Index at = index.at({r->job, name, where}) - u.block->from;
+            for (std::size_t n = 0; n < k.neighbours.size(); ++n) {
+                const auto first = static_cast<std::size_t>(mentions[mention++]);
+                const Eigen::Index at = index[first] - u.block->from;
                 in.pairs.push_back(at);
                 if (std::find(u.touched.begin(), u.touched.end(), at) == u.touched.end()) u.touched.push_back(at);
             }

@@ -50,17 +50,40 @@ void PairResiduals::unkey(std::uint64_t k, int& job, int& neighbour, int& term) 
     term = static_cast<int>(k & 0xF);
 }
 
-double PairResiduals::get(int job, int neighbour, int term) const {
-    if (job < 0 || neighbour < 0 || map_.empty()) return 0;
-    auto it = map_.find(key(job, neighbour, term));
-    return it == map_.end() ? 0 : it->second.value;
+std::size_t PairResiduals::dense_at(int job, int neighbour, int term) const {
+    const auto ids = static_cast<std::size_t>(dense_ids_);
+    return (static_cast<std::size_t>(job) * ids + static_cast<std::size_t>(neighbour)) * 4 +
+           static_cast<std::size_t>(term);
 }
 
-long PairResiduals::count(int job, int neighbour, int term) const {
-    if (job < 0 || neighbour < 0 || map_.empty()) return 0;
-    auto it = map_.find(key(job, neighbour, term));
-    return it == map_.end() ? 0 : it->second.n;
+// The dense slot of a pair of small ids, the table grown (from the map) to hold them; null for
+// larger ids or terms, which the map alone keeps.
+Residual* PairResiduals::dense_slot(int job, int neighbour, int term) {
+    if (job >= kDenseIds || neighbour >= kDenseIds || term < 0 || term >= 4) return nullptr;
+    if (std::max(job, neighbour) >= dense_ids_) {
+        dense_ids_ = std::min(kDenseIds, std::max({job, neighbour, 2 * dense_ids_}) + 1);
+        dense_.assign(static_cast<std::size_t>(dense_ids_ * dense_ids_) * 4, Residual{});
+        for (const auto& [k, r] : map_) {
+            int a = 0, b = 0, t = 0;
+            unkey(k, a, b, t);
+            if (a < dense_ids_ && b < dense_ids_ && t < 4) dense_[dense_at(a, b, t)] = r;
+        }
+    }
+    return &dense_[dense_at(job, neighbour, term)];
 }
+
+const Residual* PairResiduals::find(int job, int neighbour, int term) const {
+    static const Residual none;
+    if (job < 0 || neighbour < 0) return &none;
+    if (job < kDenseIds && neighbour < kDenseIds && term >= 0 && term < 4)
+        return job < dense_ids_ && neighbour < dense_ids_ ? &dense_[dense_at(job, neighbour, term)] : &none;
+    auto it = map_.find(key(job, neighbour, term));
+    return it == map_.end() ? &none : &it->second;
+}
+
+double PairResiduals::get(int job, int neighbour, int term) const { return find(job, neighbour, term)->value; }
+
+long PairResiduals::count(int job, int neighbour, int term) const { return find(job, neighbour, term)->n; }
 
 void PairResiduals::add(int job, int neighbour, int term, double error) {
     if (job < 0 || neighbour < 0) return;
@@ -68,8 +91,13 @@ void PairResiduals::add(int job, int neighbour, int term, double error) {
     ++r.n;
     const double rate = std::max(1.0 / static_cast<double>(r.n), min_rate_);
     r.value += rate * error;
+    if (Residual* d = dense_slot(job, neighbour, term)) *d = r;
 }
 
-void PairResiduals::set(int job, int neighbour, int term, Residual r) { map_[key(job, neighbour, term)] = r; }
+void PairResiduals::set(int job, int neighbour, int term, Residual r) {
+    map_[key(job, neighbour, term)] = r;
+    if (job < 0 || neighbour < 0) return;
+    if (Residual* d = dense_slot(job, neighbour, term)) *d = r;
+}
 
 }  // namespace coloc::model

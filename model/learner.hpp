@@ -65,10 +65,22 @@ public:
     const std::unordered_map<std::uint64_t, Residual>& all() const { return map_; }
     static std::uint64_t key(int job, int neighbour, int term);
     static void unkey(std::uint64_t k, int& job, int& neighbour, int& term);
-    void clear() { map_.clear(); }
+    void clear() {
+        map_.clear();
+        dense_.clear();
+        dense_ids_ = 0;
+    }
 
 private:
+    // get() is on the prediction path: residuals between profiles of small ids are also kept
+    // in a dense table, read without hashing (the map stays what is iterated and saved).
+    static constexpr int kDenseIds = 128;
+    std::size_t dense_at(int job, int neighbour, int term) const;
+    Residual* dense_slot(int job, int neighbour, int term);
+    const Residual* find(int job, int neighbour, int term) const;
     std::unordered_map<std::uint64_t, Residual> map_;
+    std::vector<Residual> dense_;  // [(job * dense_ids_ + neighbour) * 4 + term]
+    int dense_ids_ = 0;            // ids below this are all in dense_
     double min_rate_;
 };
 

@@ -124,3 +124,29 @@ TEST_CASE("residuals of profiles no longer in the catalogue are dropped on load"
     other.load_params_json(model.params_json());
     CHECK(other.params_json()["residuals"].empty());
 }
+
+TEST_CASE("pair residuals read the same through the dense table of small ids and the map of large ones") {
+    PairResiduals r(0.05);
+    CHECK(r.get(3, 4, kGpuTerm) == 0);
+    r.add(1, 2, kGpuTerm, 0.4);  // first sighting: all of its error
+    r.set(200, 1, kLinkTerm, {0.25, 3});
+    CHECK(r.get(1, 2, kGpuTerm) == doctest::Approx(0.4));
+    CHECK(r.count(1, 2, kGpuTerm) == 1);
+    CHECK(r.get(2, 1, kGpuTerm) == 0);  // a pair is ordered: the neighbour's view is its own
+    CHECK(r.get(1, 2, kTopoTerm) == 0);
+    // A larger small id grows the dense table: what it held before is still read.
+    r.add(90, 5, kTopoTerm, 0.2);
+    r.add(1, 2, kGpuTerm, -0.4);  // second sighting: half of its error
+    CHECK(r.get(1, 2, kGpuTerm) == doctest::Approx(0.2));
+    CHECK(r.count(1, 2, kGpuTerm) == 2);
+    CHECK(r.get(90, 5, kTopoTerm) == doctest::Approx(0.2));
+    CHECK(r.get(200, 1, kLinkTerm) == doctest::Approx(0.25));
+    CHECK(r.count(200, 1, kLinkTerm) == 3);
+    CHECK(r.get(-1, 2, kGpuTerm) == 0);
+    CHECK(r.all().size() == 3);
+    r.clear();
+    CHECK(r.get(1, 2, kGpuTerm) == 0);
+    CHECK(r.get(200, 1, kLinkTerm) == 0);
+    r.add(1, 2, kGpuTerm, 0.1);  // usable again after a clear
+    CHECK(r.get(1, 2, kGpuTerm) == doctest::Approx(0.1));
+}
