@@ -27,6 +27,7 @@ const ReferenceTable* ColocModel::table_of(const std::string& gpu_type) const {
 }
 
 void ColocModel::rebuild_hardware() {
+    ++settled_;  // every path that works the pair predictions out afresh comes through here
     std::vector<GpuHardware> kinds = hardware_;
     if (kinds.empty()) kinds.push_back({params_.gpu_type, params_.gpu.gpu_mem_capacity_gb});
     views_.clear();

@@ -75,6 +75,10 @@ public:
     bool additive() const override { return true; }
     double delay(const JobProfile& job, const Neighbour& n) const override;
     std::uint64_t version() const override { return version_; }
+    // Each rebuild of the pair tables: the same-GPU pairs observed join them only then (a
+    // tenth of them new or moved, coloc_transfer.cpp; each elapsed refit). The calibration and
+    // the residuals learn at every report, between rebuilds.
+    std::uint64_t settled_version() const override { return settled_; }
     Learner* learner() override { return this; }
     // Every neighbour's delay (calibrated term and pair residual) added up; slowdown() is its
     // DelaySum::slowdown().
@@ -201,6 +205,7 @@ private:
     Calibration calibration_;
     PairResiduals residuals_;
     std::uint64_t version_ = 0;
+    std::uint64_t settled_ = 0;  // rebuild_hardware() calls
     int pending_pairs_ = 0;      // measured pairs new or moved since the tables were last rebuilt
 };
 

@@ -105,6 +105,11 @@ public:
     // Changes whenever the model's predictions may have changed (learning, new parameters), so
     // that predictions kept by a caller can be dropped.
     virtual std::uint64_t version() const { return 0; }
+    // Changes when the model's pair predictions are worked out afresh (new parameters or
+    // hardware, pair tables rebuilt from what it learned); not at each online learning step in
+    // between, which moves version() alone. A caller that re-prices kept verdicts only when this
+    // changes re-prices a few times an hour of learning instead of at every report.
+    virtual std::uint64_t settled_version() const { return version(); }
     // The model's learning side (model/learner.hpp); nullptr for a model that does not learn.
     virtual Learner* learner() { return nullptr; }
     // slowdown() as a speed with its uncertainty; a model that cannot tell says 0.

@@ -41,7 +41,7 @@ public:
         e.held = d.held;
         e.changes = state.changes();
         e.weighed = d.chosen;
-        e.version = model_ ? model_->version() : 0;
+        e.version = model_ ? model_->settled_version() : 0;
         e.bound.valid = false;  // worked out at the first weighing again
     }
     void forget(int job) { entries_.erase(job); }
@@ -53,8 +53,11 @@ public:
         if (it == entries_.end()) return false;
         Entry& e = it->second;
         // A model that learned may price its candidate otherwise: the candidate is scored again
-        // (at most once a refresh_s; meanwhile it is weighed with what was predicted then).
-        if (model_ && model_->version() != e.version && now - e.searched_at >= refresh_s_) {
+        // once the model's pair predictions were worked out afresh (settled_version: its online
+        // steps in between move every prediction a little, and scoring every held job again at
+        // each report cost the learning replay four times the rest), at most once a refresh_s;
+        // meanwhile it is weighed with what was predicted then.
+        if (model_ && model_->settled_version() != e.version && now - e.searched_at >= refresh_s_) {
             if (!e.held || !request.outlook || !rescored(e, state, request, now)) return false;
         }
         if (!e.held) return state.changes() == e.changes;
@@ -73,7 +76,7 @@ private:
         std::optional<place::Candidate> c = policy_->rescore(state, request, e.weighed);
         if (!c || !place::judge_sharing(state, request, *c, *request.outlook, &e.bound).hold) return false;
         e.weighed = std::move(*c);
-        e.version = model_->version();
+        e.version = model_->settled_version();
         e.searched_at = now;
         return true;
     }
@@ -81,7 +84,7 @@ private:
         bool held = false;          // by the sharing rule (else: the admission limit)
         std::uint64_t changes = 0;  // ClusterState::changes() then
         place::Candidate weighed;
-        std::uint64_t version = 0;  // the followed model's version() then
+        std::uint64_t version = 0;  // the followed model's settled_version() then
         place::HoldBound bound;     // from its latest weighing
         double searched_at = 0;     // when it was last searched
     };

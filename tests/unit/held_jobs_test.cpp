@@ -1,6 +1,7 @@
 // What the replay remembers of a held job (replay/held_jobs.hpp) when the model it is placed by
-// learns: the held candidate is scored again with the model as it is now, at most once a refresh
-// interval; a job it still holds stays held without a search, one it no longer holds is searched.
+// learns: once the model's predictions were worked out afresh (its settled version), the held
+// candidate is scored again with the model as it is now, at most once a refresh interval; a job
+// it still holds stays held without a search, one it no longer holds is searched.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -26,14 +27,21 @@ public:
     }
     std::string name() const override { return "learning pair"; }
     std::uint64_t version() const override { return version_; }
+    std::uint64_t settled_version() const override { return settled_; }
+    // Learned, and worked out afresh (a rebuild of the model's pair tables).
     void learn(double pair) {
+        step(pair);
+        ++settled_;
+    }
+    // An online learning step: the prediction moves, the settled version stays.
+    void step(double pair) {
         pair_ = pair;
         ++version_;
     }
 
 private:
     double pair_ = 1.9;
-    std::uint64_t version_ = 1;
+    std::uint64_t version_ = 1, settled_ = 1;
 };
 
 // The running job ends at 100 s; time is `now`.
@@ -81,8 +89,15 @@ TEST_CASE("held jobs: a model that learned prices the held candidate again, at m
     held.remember(7, state, d, 0);
     CHECK(held.still_turned_down(state, request, 5));
 
+    // An online step that makes the pair cheap: not priced again until the model settles it.
+    model.step(1.05);
+    ends.now_ = 40;
+    CHECK(held.still_turned_down(state, request, 40));
+    model.step(1.9);
+
     // The model learns the pair is cheap (1.05: about 10 s in all), within the refresh
     // interval: the candidate is still priced as it was, held.
+    held.remember(7, state, d, 0);
     model.learn(1.05);
     ends.now_ = 10;
     CHECK(held.still_turned_down(state, request, 10));
