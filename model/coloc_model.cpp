@@ -113,13 +113,14 @@ bool ColocModel::cached(const JobProfile& p) const {
     return &mine == &p || mine.name == p.name;
 }
 
-Burst ColocModel::burst_of(const JobProfile& p) const {
-    // Kept only for the catalogue's own profile (its serial): a profile of the same name from
-    // elsewhere may communicate otherwise.
+bool ColocModel::own(const JobProfile& p) const {
     const auto i = static_cast<std::size_t>(p.id);
-    const bool own = p.id >= 0 && i < serials_.size() && p.serial != 0 && serials_[i] == p.serial;
-    if (!own) return link_burst(p);
-    return bursts_[i][p.gpus > 1 || p.nodes > 1 ? 1 : 0];
+    return p.id >= 0 && i < serials_.size() && p.serial != 0 && serials_[i] == p.serial;
+}
+
+Burst ColocModel::burst_of(const JobProfile& p) const {
+    if (!own(p)) return link_burst(p);
+    return bursts_[static_cast<std::size_t>(p.id)][p.gpus > 1 || p.nodes > 1 ? 1 : 0];
 }
 
 double ColocModel::delta(const JobProfile& job, const Neighbour& n, int& term) const {

@@ -179,7 +179,11 @@ private:
     // The table speed that, through the calibrated term and the pair's residual, gives `measured`.
     double table_speed(const JobProfile& job, const JobProfile& other, double measured) const;
     double delta(const JobProfile& job, const Neighbour& n, int& term) const;
-    Burst burst_of(const JobProfile& p) const;  // link_burst(p), kept for catalogue profiles
+    // Whether `p` is the catalogue's own profile or a copy of it (its serial; a copy may differ
+    // in size alone): what is kept per profile serves it. A profile of the same name from
+    // elsewhere may differ in anything.
+    bool own(const JobProfile& p) const;
+    Burst burst_of(const JobProfile& p) const;  // link_burst(p), kept for own profiles
     // Bit index of the job's GPU whose Gpu neighbours slow it most; -1 when they all share one
     // GPU (or there are none), so every neighbour counts.
     int slowest_gpu(const JobProfile& job, std::span<const Neighbour> neighbours) const;

@@ -141,9 +141,13 @@ Prediction ColocModel::pooled_prediction(const JobProfile& a, const JobProfile& 
         return unseen_group && job_group(j) == unseen_group ? -1 : t.index_of(j.name);
     };
     double sum = 0, sum2 = 0, var = 0;
+    // A table holds the features of its jobs, made from the catalogue's profiles on its type.
+    const auto ask = [&](const ReferenceTable& t, const JobProfile& j) {
+        const int at = ref(t, j);
+        return GpuQuery{&j, at >= 0 && own(j) ? t.features(at) : solo_features(j, t.gpu_type()), at};
+    };
     for (const ReferenceTable* t : tables) {
-        const GpuQuery qa{&a, solo_features(a, t->gpu_type()), ref(*t, a)};
-        const GpuQuery qb{&b, solo_features(b, t->gpu_type()), ref(*t, b)};
+        const GpuQuery qa = ask(*t, a), qb = ask(*t, b);
         const KernelEstimate e = kernel_gpu_estimate(*t, qa, qb, same, p);
         const double s = std::clamp(blend_with_prior(e, prior_gpu_speed(a, b, p), p), p.min_speed, 1.0);
         const double sd = blended_sd(e, kPriorSd, p);
