@@ -108,7 +108,7 @@ public:
     // Changes when the model's pair predictions are worked out afresh (new parameters or
     // hardware, pair tables rebuilt from what it learned); not at each online learning step in
     // between, which moves version() alone. A caller that re-prices kept verdicts only when this
-    // changes re-prices a few times an hour of learning instead of at every report.
+    // changes does so at each rebuild instead of after every report.
     virtual std::uint64_t settled_version() const { return version(); }
     // The model's learning side (model/learner.hpp); nullptr for a model that does not learn.
     virtual Learner* learner() { return nullptr; }

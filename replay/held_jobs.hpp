@@ -54,8 +54,8 @@ public:
         Entry& e = it->second;
         // A model that learned may price its candidate otherwise: the candidate is scored again
         // once the model's pair predictions were worked out afresh (settled_version: its online
-        // steps in between move every prediction a little, and scoring every held job again at
-        // each report cost the learning replay four times the rest), at most once a refresh_s;
+        // steps in between move every prediction a little, and scoring every held job again
+        // after them took a third of the learning replay's time), at most once a refresh_s;
         // meanwhile it is weighed with what was predicted then.
         if (model_ && model_->settled_version() != e.version && now - e.searched_at >= refresh_s_) {
             if (!e.held || !request.outlook || !rescored(e, state, request, now)) return false;
