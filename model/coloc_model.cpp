@@ -105,10 +105,10 @@ void ColocModel::rebuild() {
 // A profile is served from the caches only if it is the catalogue's profile of that id: the
 // engine may hand in profiles from another catalogue whose ids mean something else.
 bool ColocModel::cached(const JobProfile& p) const {
-    if (p.id < 0 || static_cast<std::size_t>(p.id) >= serials_.size()) return false;
     // The serial first: no walk into the catalogue and no string compare on the hot path
     // (colocd hands in profiles from its own copy of the catalogue).
-    if (p.serial != 0 && serials_[static_cast<std::size_t>(p.id)] == p.serial) return true;
+    if (own(p)) return true;
+    if (p.id < 0 || static_cast<std::size_t>(p.id) >= serials_.size()) return false;
     const JobProfile& mine = catalogue_.at(p.id);
     return &mine == &p || mine.name == p.name;
 }
