@@ -14,7 +14,7 @@
 // its uncertainty.
 //
 // Uncertainty (standard deviation of the speed): a measured pair has the measurement noise; a
-// prior alone has kPriorSd; a kernel estimate blends the spread of the similar pairs it drew on
+// prior alone has prior_gpu_sd (as wide as the utilisations let the speed lie); a kernel estimate blends the spread of the similar pairs it drew on
 // (inflated when they are few) with its prior's uncertainty, by the same weights as the values.
 // The other types' prediction is as uncertain as their kernel estimates and their disagreement;
 // once the own type has pairs, the more of them the more it is as uncertain as they show.
@@ -28,8 +28,7 @@
 namespace coloc::model {
 
 namespace {
-constexpr double kMeasuredSd = 0.03;  // noise of one measured or observed pair's speed
-constexpr double kPriorSd = kPriorSpeedSd;
+constexpr double kMeasuredSd = kMeasuredSpeedSd;
 constexpr double kRebuildStep = 0.005;  // an observed mean moving less waits for the next one
 
 double blended_sd(const KernelEstimate& e, double prior_sd, const GpuShareParams& p) {
@@ -141,6 +140,7 @@ Prediction ColocModel::pooled_prediction(const JobProfile& a, const JobProfile& 
         return unseen_group && job_group(j) == unseen_group ? -1 : t.index_of(j.name);
     };
     double sum = 0, sum2 = 0, var = 0;
+    const double prior_sd = prior_gpu_sd(a, b, p);
     // A table holds the features of its jobs, made from the catalogue's profiles on its type.
     const auto ask = [&](const ReferenceTable& t, const JobProfile& j) {
         const int at = ref(t, j);
@@ -150,12 +150,12 @@ Prediction ColocModel::pooled_prediction(const JobProfile& a, const JobProfile& 
         const GpuQuery qa = ask(*t, a), qb = ask(*t, b);
         const KernelEstimate e = kernel_gpu_estimate(*t, qa, qb, same, p);
         const double s = std::clamp(blend_with_prior(e, prior_gpu_speed(a, b, p), p), p.min_speed, 1.0);
-        const double sd = blended_sd(e, kPriorSd, p);
+        const double sd = blended_sd(e, prior_sd, p);
         sum += s;
         sum2 += s * s;
         var += sd * sd;
     }
-    if (tables.empty()) return {prior_gpu_speed(a, b, p), kPriorSd};
+    if (tables.empty()) return {prior_gpu_speed(a, b, p), prior_sd};
     const double k = static_cast<double>(tables.size()), mean = sum / k;
     // Each type's own uncertainty, and how much GPU types differ on a pair: if types are alike
     // but for independent differences of variance v, k of them spread by v (k - 1) / k about
@@ -210,7 +210,7 @@ Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobPro
         }
         const KernelEstimate e = kernel_gpu_estimate(*own, qa, qb, same, p);
         return {std::clamp(blend_with_prior(e, prior_gpu_speed(a, b, p), p), p.min_speed, 1.0),
-                blended_sd(e, kPriorSd, p)};
+                blended_sd(e, prior_gpu_sd(a, b, p), p)};
     }
     return transfer_prediction(a, b, same, v);
 }

@@ -123,6 +123,12 @@ double prior_gpu_speed(const JobProfile& a, const JobProfile& b, const GpuShareP
     return 1.0 / (1.0 + busy(a) * busy(b) * (1.0 + p.slice_overhead));
 }
 
+double prior_gpu_sd(const JobProfile& a, const JobProfile& b, const GpuShareParams& p) {
+    if (!inputs_measured(a, b) || !footprints_fit(a, b, p)) return kPriorSpeedSd;
+    const double slowest = 1.0 / (1.0 + std::min(busy(a), busy(b)) * (1.0 + p.slice_overhead));
+    return std::min(kPriorSpeedSd, std::hypot((1.0 - slowest) / 2, kMeasuredSpeedSd));
+}
+
 bool inputs_measured(const JobProfile& a, const JobProfile& b) {
     const auto measured = [](const JobProfile& p) { return p.has("sm_util") || p.has("mem_bw_util"); };
     return measured(a) && measured(b);

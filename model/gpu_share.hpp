@@ -39,8 +39,17 @@ bool footprints_fit(const JobProfile& a, const JobProfile& b, const GpuSharePara
 // solo time; beside b its busy time is stretched by b's busy share: slowdown 1 + u_a u_b (1+k).
 // Footprints that do not fit: the pair cannot run (min_speed).
 double prior_gpu_speed(const JobProfile& a, const JobProfile& b, const GpuShareParams& p);
-// The prior's uncertainty (standard deviation of the speed): about as wide as speeds spread.
+// The prior's uncertainty (standard deviation of the speed) where nothing bounds it: about as
+// wide as speeds spread.
 inline constexpr double kPriorSpeedSd = 0.25;
+// The noise of one measured or observed pair's speed: no prediction is surer.
+inline constexpr double kMeasuredSpeedSd = 0.03;
+// The prior's uncertainty for a and b. Measured utilisations bound where the speed can lie,
+// however the GPU is shared (time-sliced or concurrent): a's extra time is at most the time
+// the lighter of the two is busy, each moment costing the switch, so a's speed lies between
+// 1 / (1 + min(u_a, u_b) (1 + k)) and 1; half that interval is its standard deviation (within
+// kMeasuredSpeedSd and kPriorSpeedSd). Defaulted utilisations bound nothing: kPriorSpeedSd.
+double prior_gpu_sd(const JobProfile& a, const JobProfile& b, const GpuShareParams& p);
 // Whether the prior for a and b is computed from measured utilisations rather than defaults.
 bool inputs_measured(const JobProfile& a, const JobProfile& b);
 // The group a job is held out with when transfer to jobs never seen is tested: its family, or

@@ -10,8 +10,9 @@
 // level is off (its offset); both are drawn toward the prior alone (0, 0) by kCalibrationPairs
 // pairs' worth of doubt. The error is what that line left: groups that disagree among
 // themselves, so that transfer is weak, get a low weight and a wide error. With fewer than two
-// types or groups to hold out nothing can be learned: the prediction is taken as is, as unsure as half the
-// prior (kUnprovenSd) at least; with no other type at all, the prior alone.
+// types or groups to hold out nothing can be learned: the prediction is taken as is, as unsure
+// as half the flat prior (kUnprovenSd) at least; with no other type at all, the prior alone,
+// with its own uncertainty (prior_gpu_sd).
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -36,7 +37,8 @@ struct Shown {
 TransferFit unproven(bool any_other) {
     TransferFit f;
     f.weight = any_other ? 1.0 : 0.0;
-    f.error = any_other ? kUnprovenSd : kPriorSpeedSd;
+    // With no other type the prediction is the prior's, as unsure as prior_gpu_sd says.
+    f.error = any_other ? kUnprovenSd : 0.0;
     return f;
 }
 

@@ -38,6 +38,26 @@ TEST_CASE("prior: busier neighbours hurt more; two footprints above GPU memory c
     CHECK(prior_gpu_speed(heavy, heavy, params) == params.min_speed);
 }
 
+TEST_CASE("prior's uncertainty: as wide as the lighter job's busy time lets the speed fall; flat on defaults") {
+    GpuShareParams params;
+    JobProfile light, heavy, unknown;
+    light.sm_util = light.mem_bw_util = 0.1;
+    heavy.sm_util = heavy.mem_bw_util = 0.9;
+    for (JobProfile* p : {&light, &heavy}) p->known = {{"sm_util", true}, {"mem_bw_util", true}};
+    // A job beside one busy a tenth of the time loses at most that tenth (and the switch).
+    const double floor = 1 / (1 + 0.1 * 1.1);
+    CHECK(prior_gpu_sd(heavy, light, params) == doctest::Approx(std::hypot((1 - floor) / 2, kMeasuredSpeedSd)));
+    CHECK(prior_gpu_sd(light, heavy, params) == doctest::Approx(prior_gpu_sd(heavy, light, params)));
+    CHECK(prior_gpu_sd(heavy, light, params) < 0.06);
+    // Two busy jobs may run anywhere from half speed (time-sliced) to nearly full (overlapping).
+    CHECK(prior_gpu_sd(heavy, heavy, params) == kPriorSpeedSd);
+    // Defaulted utilisations bound nothing, nor does a pair whose footprints cannot co-run.
+    CHECK(prior_gpu_sd(light, unknown, params) == kPriorSpeedSd);
+    light.gpu_mem_gb = heavy.gpu_mem_gb = 20;
+    light.known["gpu_mem_gb"] = heavy.known["gpu_mem_gb"] = true;
+    CHECK(prior_gpu_sd(heavy, light, params) == kPriorSpeedSd);
+}
+
 TEST_CASE("a measured pair is returned as measured") {
     const JobProfile a = job("a", "resnet", 32, 1, 5), b = job("b", "lm", 20, 10, 40);
     ReferenceTable t("v100");

@@ -120,3 +120,20 @@ TEST_CASE("other GPU types' pairs carry over to a new type as far as they agree 
     // Types that contradict each other say how unsure their transfer is.
     CHECK(beside(disagree, "r0", "r0").uncertainty > 2 * beside(agree, "r0", "r0").uncertainty);
 }
+
+TEST_CASE("with no pair measured anywhere a busy job beside a light one is predicted surely, two busy ones not") {
+    ProfileCatalogue cat;
+    cat.intern(job("hog", "hog", 32, 0.9));
+    cat.intern(job("feed", "feed", 32, 0.1));
+    for (const char* name : {"hog", "feed"}) {  // both utilisations read, as `colocctl probe` reads them
+        JobProfile p = *cat.find(name);
+        p.mem_bw_util = p.sm_util;
+        p.known["mem_bw_util"] = true;
+        cat.intern(p);
+    }
+    const ColocModel m(cat, on("v100"));
+    const Prediction mixed = beside(m, "hog", "feed"), busy = beside(m, "hog", "hog");
+    CHECK(mixed.speed == doctest::Approx(prior_gpu_speed(*cat.find("hog"), *cat.find("feed"), m.params().gpu)));
+    CHECK(mixed.uncertainty < 0.06);
+    CHECK(busy.uncertainty == doctest::Approx(kPriorSpeedSd));
+}
