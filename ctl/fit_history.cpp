@@ -65,6 +65,7 @@ std::vector<model::JobHistory> read_history(const std::string& path, model::Shar
         h.job_name = r.job_name;
         h.state = r.state;
         h.exit_status = r.exit_status;
+        h.gpus = model::gpus_held(r.placements);
         if (!r.start || !r.end) {
             h.state = "unfinished";
         } else {
@@ -135,7 +136,7 @@ int run_fit_history(const CtlOptions& opts, const FitHistoryArgs& a) {
         const model::LeftOut& l = fit.left_out;
         std::cerr << "fit: " << fit.used << " ended jobs used; left out " << l.total() << " (" << l.failed
                   << " failed or cancelled, " << l.too_short << " too short, " << l.no_solo << " without solo work, "
-                  << l.alone << " never shared); " << settled << " same-GPU pairs settled"
+                  << l.alone << " never shared, " << l.several_gpus << " on several GPUs beside several jobs); " << settled << " same-GPU pairs settled"
                   << (a.params_out.empty() ? "" : ", written to " + a.params_out) << "\n";
         CtlOptions o = opts;
         o.json = opts.json || a.json;

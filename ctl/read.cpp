@@ -121,6 +121,7 @@ void add_status_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
                                                        "elapsed_left_out_too_short",
                                                        "elapsed_left_out_no_solo",
                                                        "elapsed_left_out_alone",
+                                                       "elapsed_left_out_several_gpus",
                                                        "elapsed_refits",
                                                        "database_state",
                                                        "database_backlog",

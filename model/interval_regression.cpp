@@ -23,6 +23,15 @@ bool usable_run(const EndedRun& run, const IntervalOptions& o, LeftOut& left_out
         ++left_out.no_solo;
         return false;
     }
+    const auto on_gpus = [](const RunInterval& k) {
+        return std::count_if(k.neighbours.begin(), k.neighbours.end(),
+                             [](const auto& n) { return n.second == Sharing::Gpu; });
+    };
+    if (run.gpus > 1 && std::any_of(run.intervals.begin(), run.intervals.end(),
+                                    [&](const RunInterval& k) { return k.duration_s > 0 && on_gpus(k) > 1; })) {
+        ++left_out.several_gpus;
+        return false;
+    }
     for (const RunInterval& k : run.intervals)
         if (k.duration_s > 0 && !k.neighbours.empty()) return true;
     ++left_out.alone;

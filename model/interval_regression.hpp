@@ -33,6 +33,7 @@ struct EndedRun {
     std::string state = "COMPLETED";
     double solo_s = 0;  // solo work; 0 = unknown
     double elapsed_s = 0;
+    int gpus = 1;  // the GPUs it ran on, all nodes together
     std::vector<RunInterval> intervals;
 };
 
@@ -42,7 +43,11 @@ struct LeftOut {
     int too_short = 0;  // shorter than the minimum: start-up dominates
     int no_solo = 0;    // no solo work known for its profile
     int alone = 0;      // never shared anything: nothing to learn about pairs
-    int total() const { return failed + too_short + no_solo + alone; }
+    // On several GPUs with two or more neighbours on GPUs at once: they may have sat on different
+    // GPUs of it, and it ran at its slowest GPU's pace, which no sum of their delays describes
+    // (one such neighbour, or several on a one-GPU job's GPU, add up).
+    int several_gpus = 0;
+    int total() const { return failed + too_short + no_solo + alone + several_gpus; }
 };
 
 struct PairKey {

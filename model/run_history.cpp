@@ -53,6 +53,7 @@ std::vector<EndedRun> runs_from_history(const std::vector<JobHistory>& jobs) {
         r.job = solo_key(j);
         r.state = completed(j) ? "COMPLETED" : (j.state.empty() ? "unknown" : j.state);
         r.elapsed_s = j.end - j.start;
+        r.gpus = j.gpus;
         if (auto it = alone.find(r.job); it != alone.end()) r.solo_s = median(it->second);
         r.intervals = intervals_of(j, [&](std::int64_t id) {
             auto other = by_id.find(id);

@@ -4,8 +4,10 @@
 // one, the same user and job name) that never shared anything.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,9 +28,21 @@ struct JobHistory {
     std::string user, job_name;
     std::string state;  // as recorded: "ended" / Slurm's COMPLETED are usable
     double start = 0, end = 0;
+    int gpus = 1;  // all nodes together
     std::optional<int> exit_status;
     std::vector<SharedSpan> shared;
 };
+
+// The GPUs a job held, all nodes together: each node's latest placement (a job may have
+// moved), at least 1. `Placement` has `node` and `gpus` (colocd's rows, colocctl's records).
+template <class Placement>
+int gpus_held(const std::vector<Placement>& placements) {
+    std::map<std::string, int> on_node;
+    for (const Placement& p : placements) on_node[p.node] = static_cast<int>(p.gpus.size());
+    int gpus = 0;
+    for (const auto& [node, n] : on_node) gpus += n;
+    return std::max(gpus, 1);
+}
 
 // The key a job's solo work is kept under: its profile, else its user and job name.
 std::string solo_key(const JobHistory& job);

@@ -538,6 +538,7 @@ private:
         r.job = jobs_[i].profile->name;
         r.solo_s = jobs_[i].work;  // what its solo runs took
         r.elapsed_s = now - run_.jobs[i].start;
+        r.gpus = jobs_[i].gpus();
         r.intervals = std::move(st.intervals);
         const SimLearning& l = options_.learning;
         const int type = topo_.nodes()[static_cast<std::size_t>(node)].type;

@@ -21,6 +21,7 @@ std::vector<model::JobHistory> history_from_trace(const Trace& trace, model::Sha
         h.state = t.state.empty() ? "COMPLETED" : t.state;
         h.start = t.recorded_start;
         h.end = t.recorded_start + t.run_time;
+        h.gpus = std::max(t.gpus, 1);
         if (!t.node_list.empty()) {
             const auto nodes = slurm::expand_hostlist(t.node_list);
             if (!nodes) throw TraceError(trace.source, t.line, "NodeList '" + t.node_list + "' is not a hostlist");

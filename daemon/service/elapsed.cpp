@@ -69,6 +69,7 @@ std::optional<Learning::EndedJob> Learning::ended_run(const JobRow& row, const s
     // A non-zero exit status fails a run whatever its state says.
     r.state = model::completed(h) ? "COMPLETED" : (job->state == JobState::Ended ? "FAILED" : to_string(job->state));
     r.elapsed_s = elapsed;
+    r.gpus = model::gpus_held(placed);
     r.intervals = model::intervals_of(h, name_of);
     // Solo work: what solo runs took, else what the profile declares.
     if (const auto key = model::solo_key(state_.catalogue, job->profile, job->user, job->job_name))
@@ -120,8 +121,9 @@ Learning::ElapsedCounts Learning::elapsed_counts() const {
         c.left_out["too_short"] += w.left_out().too_short;
         c.left_out["no_solo"] += w.left_out().no_solo;
         c.left_out["alone"] += w.left_out().alone;
+        c.left_out["several_gpus"] += w.left_out().several_gpus;
     }
-    for (const char* reason : {"failed", "too_short", "no_solo", "alone"}) c.left_out[reason] += 0;
+    for (const char* reason : {"failed", "too_short", "no_solo", "alone", "several_gpus"}) c.left_out[reason] += 0;
     return c;
 }
 

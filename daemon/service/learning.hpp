@@ -37,7 +37,7 @@ public:
 
     struct ElapsedCounts {
         std::int64_t used = 0;
-        std::map<std::string, std::int64_t> left_out;  // failed, too_short, no_solo, alone
+        std::map<std::string, std::int64_t> left_out;  // failed, too_short, no_solo, alone, several_gpus
     };
     // Since colocd started, the stored jobs it reloaded included.
     ElapsedCounts elapsed_counts() const;

@@ -236,6 +236,7 @@ TEST_CASE("colocd: a job ending with a known elapsed time moves the placement's 
         CHECK(status["elapsed_left_out_too_short"] == 1);
         CHECK(status["elapsed_left_out_no_solo"] == 3);
         CHECK(status["elapsed_left_out_alone"] == 1);
+        CHECK(status["elapsed_left_out_several_gpus"] == 0);
         const std::string metrics = call(s, {{"op", "metrics"}})["metrics"];
         CHECK(metrics.find("coloc_elapsed_jobs_left_out_total{reason=\"no_solo\"} 3") != std::string::npos);
         CHECK(metrics.find("coloc_elapsed_jobs_used_total 3") != std::string::npos);

@@ -135,3 +135,21 @@ TEST_CASE("recorded co-locations become intervals, and solo work comes from runs
     CHECK(left.no_solo == 1);
     CHECK(left.failed == 1);
 }
+
+TEST_CASE("a run on several GPUs beside several jobs on GPUs at once is left out: it ran at its slowest GPU's pace") {
+    EndedRun r;
+    r.job = "a";
+    r.solo_s = 1000;
+    r.elapsed_s = 1500;
+    r.intervals = {{500, {{"b", Sharing::Gpu}, {"c", Sharing::Gpu}}}, {1000, {{"b", Sharing::Gpu}}}};
+    LeftOut left;
+    CHECK(usable_run(r, {}, left));  // one GPU: both neighbours on it, their delays add up
+    r.gpus = 4;
+    CHECK_FALSE(usable_run(r, {}, left));  // b and c may have sat on different GPUs of it
+    CHECK(left.several_gpus == 1);
+    CHECK(left.total() == 1);
+    // One neighbour on a GPU at a time, and others on the node, add up on any number of GPUs.
+    r.intervals = {{500, {{"b", Sharing::Gpu}, {"c", Sharing::Node}}}, {1000, {{"c", Sharing::Gpu}}}};
+    CHECK(usable_run(r, {}, left));
+    CHECK(left.several_gpus == 1);
+}
