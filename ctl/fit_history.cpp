@@ -136,7 +136,8 @@ int run_fit_history(const CtlOptions& opts, const FitHistoryArgs& a) {
         const model::LeftOut& l = fit.left_out;
         std::cerr << "fit: " << fit.used << " ended jobs used; left out " << l.total() << " (" << l.failed
                   << " failed or cancelled, " << l.too_short << " too short, " << l.no_solo << " without solo work, "
-                  << l.alone << " never shared, " << l.several_gpus << " on several GPUs beside several jobs); " << settled << " same-GPU pairs settled"
+                  << l.alone << " never shared, " << l.several_gpus << " on several GPUs beside several jobs); "
+                  << settled << " same-GPU pairs settled"
                   << (a.params_out.empty() ? "" : ", written to " + a.params_out) << "\n";
         CtlOptions o = opts;
         o.json = opts.json || a.json;

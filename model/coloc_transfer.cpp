@@ -14,8 +14,9 @@
 // its uncertainty.
 //
 // Uncertainty (standard deviation of the speed): a measured pair has the measurement noise; a
-// prior alone has prior_gpu_sd (as wide as the utilisations let the speed lie); a kernel estimate blends the spread of the similar pairs it drew on
-// (inflated when they are few) with its prior's uncertainty, by the same weights as the values.
+// prior alone has prior_gpu_sd (as wide as the utilisations let the speed lie); a kernel
+// estimate blends the spread of the similar pairs it drew on (inflated when they are few) with
+// its prior's uncertainty, by the same weights as the values.
 // The other types' prediction is as uncertain as their kernel estimates and their disagreement;
 // once the own type has pairs, the more of them the more it is as uncertain as they show.
 #include <algorithm>
@@ -28,17 +29,16 @@
 namespace coloc::model {
 
 namespace {
-constexpr double kMeasuredSd = kMeasuredSpeedSd;
 constexpr double kRebuildStep = 0.005;  // an observed mean moving less waits for the next one
 
 double blended_sd(const KernelEstimate& e, double prior_sd, const GpuShareParams& p) {
     if (!e.valid()) return prior_sd;
-    if (e.exact) return kMeasuredSd;
+    if (e.exact) return kMeasuredSpeedSd;
     const double n = std::max(e.n_eff, 1.0);
     // The similar pairs' spread, plus the prior's uncertainty shrinking with their number:
     // a few similar pairs that happen to agree are not certainty.
     const double kernel_var =
-        kMeasuredSd * kMeasuredSd + e.spread * e.spread * (1 + 1 / n) + prior_sd * prior_sd / (1 + n);
+        kMeasuredSpeedSd * kMeasuredSpeedSd + e.spread * e.spread * (1 + 1 / n) + prior_sd * prior_sd / (1 + n);
     const double var = (e.weight * kernel_var + p.prior_weight * prior_sd * prior_sd) / (e.weight + p.prior_weight);
     return std::sqrt(var);
 }
@@ -188,7 +188,7 @@ Prediction ColocModel::gpu_prediction_uncached(const JobProfile& a, const JobPro
     const GpuShareParams& p = v.gpu;
     // Footprints that overflow this hardware's memory cannot co-run, whatever similar pairs did
     // on GPUs with more of it.
-    if (!footprints_fit(a, b, p)) return {p.min_speed, kMeasuredSd};
+    if (!footprints_fit(a, b, p)) return {p.min_speed, kMeasuredSpeedSd};
     const bool same = same_type(a, b);
     const ReferenceTable* own = v.table >= 0 ? &tables_[static_cast<std::size_t>(v.table)] : nullptr;
     if (own && own->measured_pairs() > 0) {
