@@ -140,7 +140,7 @@ Prediction ColocModel::pooled_prediction(const JobProfile& a, const JobProfile& 
         return unseen_group && job_group(j) == unseen_group ? -1 : t.index_of(j.name);
     };
     double sum = 0, sum2 = 0, var = 0;
-    const double prior_sd = prior_gpu_sd(a, b, p);
+    const double prior = prior_gpu_speed(a, b, p), prior_sd = prior_gpu_sd(a, b, p);
     // A table holds the features of its jobs, made from the catalogue's profiles on its type.
     const auto ask = [&](const ReferenceTable& t, const JobProfile& j) {
         const int at = ref(t, j);
@@ -149,13 +149,13 @@ Prediction ColocModel::pooled_prediction(const JobProfile& a, const JobProfile& 
     for (const ReferenceTable* t : tables) {
         const GpuQuery qa = ask(*t, a), qb = ask(*t, b);
         const KernelEstimate e = kernel_gpu_estimate(*t, qa, qb, same, p);
-        const double s = std::clamp(blend_with_prior(e, prior_gpu_speed(a, b, p), p), p.min_speed, 1.0);
+        const double s = std::clamp(blend_with_prior(e, prior, p), p.min_speed, 1.0);
         const double sd = blended_sd(e, prior_sd, p);
         sum += s;
         sum2 += s * s;
         var += sd * sd;
     }
-    if (tables.empty()) return {prior_gpu_speed(a, b, p), prior_sd};
+    if (tables.empty()) return {prior, prior_sd};
     const double k = static_cast<double>(tables.size()), mean = sum / k;
     // Each type's own uncertainty, and how much GPU types differ on a pair: if types are alike
     // but for independent differences of variance v, k of them spread by v (k - 1) / k about
