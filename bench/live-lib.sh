@@ -128,17 +128,18 @@ echo \"end \$EPOCHREALTIME\""
     done <"$work/$name.jobs"
 }
 
-# jct NAME: "mean_jct_s mean_slowdown floor_s" of a round (slowdown: a job's mean iteration time
-# over its class's solo time; floor: the mean JCT less the time the slowdowns added, what no
-# placement of these jobs, started when they started, could beat).
+# jct NAME: "mean_jct_s mean_slowdown floor_s se_s" of a round (slowdown: a job's mean iteration
+# time over its class's solo time; floor: the mean JCT less the time the slowdowns added, what no
+# placement of these jobs, started when they started, could beat; se: the mean JCT's standard
+# error, its jobs' JCTs' standard deviation over the root of their number).
 jct() {
     local name=$1 id cls t0 end
     while read -r id cls t0; do
         end=$(awk '$1 == "end" { print $2 }' "$work/$name/$id.out")
         echo "$cls $t0 $end $(mean_iter "$work/$name/$id.out") $(mean_iter "$cal/solo-$cls")"
     done <"$work/$name.jobs" | awk -v it="$iterations" '
-        { j += $3 - $2; s += $4 / $5; extra = it * ($4 - $5); f += $3 - $2 - (extra > 0 ? extra : 0); n++ }
-        END { printf "%.2f %.3f %.2f", j / n, s / n, f / n }'
+        { j += $3 - $2; q += ($3 - $2) ^ 2; s += $4 / $5; extra = it * ($4 - $5); f += $3 - $2 - (extra > 0 ? extra : 0); n++ }
+        END { v = n > 1 ? (q - j * j / n) / (n - 1) : 0; printf "%.2f %.3f %.2f %.3f", j / n, s / n, f / n, sqrt(v > 0 ? v / n : 0) }'
 }
 
 # jct_by_class NAME: per class mean JCT, for the record.
@@ -204,15 +205,24 @@ truth_csv() {
     done < <(class_names)
 }
 
+# pass_interval: the seconds between the passes that start this cluster's queued jobs, its
+# backfill's bf_interval (Slurm's default 30 where SchedulerParameters does not set it).
+pass_interval() {
+    scontrol show config | awk -F'[ =,]+' '$1 == "SchedulerParameters" {
+        for (i = 2; i <= NF; i++) if ($i == "bf_interval") v = $(i + 1) } END { print v ? v : 30 }'
+}
+
 # replayed NAME POLICY CATALOGUE [MORE]: the round's history as colocd exported it (colocctl
 # history --export), replayed by `colocctl replay` with POLICY (and the policies MORE lists,
-# comma-separated: replayed_also reads them) on the same cluster, the calibration as the truth;
-# prints POLICY's replayed mean JCT (submit to end, s). Call while the round's colocd runs.
+# comma-separated: replayed_also reads them) on the same cluster, its jobs started at its
+# backfill passes, the calibration as the truth; prints POLICY's replayed mean JCT (submit to
+# end, s). Call while the round's colocd runs.
 replayed() {
     local hist=$work/$1.history truth=$work/truth-$(basename "$cal").csv
     [ -s "$truth" ] || truth_csv "$truth"
     colocctl history --export "$hist" || { echo "live: colocctl history --export failed" >&2; exit 1; }
     colocctl replay "$hist" --policy "$2${4:+,$4}" --config "$state/colocd.yaml" --profiles "$3" --gpu-type v100 \
+        --pass-interval "$(pass_interval)" \
         --truth "measured:$truth" --json --no-progress >"$work/$1.replay.json" 2>"$work/$1.replay.err" ||
         { echo "live: colocctl replay of $1 failed: $(cat "$work/$1.replay.err")" >&2; exit 1; }
     replayed_also "$1" "$2"

@@ -49,6 +49,7 @@ struct ReplayArgs {
     double load = 1.0;
     std::uint64_t seed = 1;
     int backfill_depth = 500;
+    double pass_interval = 0;
     int coloc_max_nodes = place::ColocOptions{}.max_nodes_scored;
     double coloc_max_loss = 0;  // 0 = none
     std::string out;
@@ -301,6 +302,7 @@ replay::ReplaySetup replay_setup(const ReplayArgs& a, const ReplayCluster& clust
     setup.learning = a.learning == "on";
     setup.explore_share = a.explore;
     setup.sim.backfill_depth = a.backfill_depth;
+    setup.sim.pass_interval_s = a.pass_interval;
     auto progress = std::make_shared<Progress>();
     progress->on = !a.no_progress && isatty(STDERR_FILENO);
     setup.sim.progress = [progress](std::size_t done, std::size_t total) { (*progress)(done, total); };
@@ -475,6 +477,11 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
     cmd->add_option("--seed", a.seed, "seed for every random choice (profile draws)")->capture_default_str();
     cmd->add_option("--backfill-depth", a.backfill_depth, "queued jobs each backfill pass considers")
         ->check(CLI::Range(0, 1000000))
+        ->capture_default_str();
+    cmd->add_option("--pass-interval", a.pass_interval,
+                    "queued jobs start at scheduling passes this many seconds apart (Slurm's bf_interval where its "
+                    "backfill starts them); 0: the moment they can")
+        ->check(CLI::Range(0.0, 86400.0))
         ->capture_default_str();
     cmd->add_option("--coloc-max-nodes", a.coloc_max_nodes, "occupied nodes coloc scores per decision (0 = all)")
         ->check(CLI::Range(0, 1000000))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <numbers>
 #include <random>
@@ -145,11 +146,11 @@ public:
         auto t0 = std::chrono::steady_clock::now();
         const std::size_t n = jobs_.size();
         std::size_t next_arrival = 0, finished = 0, reported = 0;
-        while (next_arrival < n || !heap_.empty()) {
+        while (next_arrival < n || !heap_.empty() || !passes_.empty()) {
             double t_end = heap_.empty() ? kInf : finish_[static_cast<std::size_t>(heap_.top())];
             const double delay = options_.admission_delay_s;
             double t_arr = next_arrival < n ? jobs_[next_arrival].submit + delay : kInf;
-            const double now = std::min(t_end, t_arr);
+            const double now = std::min({t_end, t_arr, passes_.empty() ? kInf : passes_.front()});
             now_ = now;
             bool ended = false;
             while (!heap_.empty() && finish_[static_cast<std::size_t>(heap_.top())] <= now) {
@@ -161,10 +162,7 @@ public:
             const std::size_t first_new = queue_.size();
             while (next_arrival < n && jobs_[next_arrival].submit + delay <= now)
                 enqueue(static_cast<int>(next_arrival++));
-            if (ended || was_empty)
-                full_pass(now);
-            else
-                arrivals_pass(now, first_new);
+            pass_when_due(now, ended, was_empty, first_new);
             note_busy(now);
             if (options_.observer) options_.observer(state_, now);
             if (options_.progress && finished - reported >= std::max<std::size_t>(n / 200, 1)) {
@@ -272,6 +270,41 @@ private:
     }
 
     // ---- scheduling passes ---------------------------------------------------------------
+    // After the events at `now`: a pass at once, or (pass_interval_s) half an interval later,
+    // the expected wait for Slurm's next pass, whose phase a log of whole seconds does not tell;
+    // a pass starts what it can of everything that happened before it. `ended`: a job ended;
+    // `was_empty`: the queue was empty before the jobs from `first_new` on arrived. Either
+    // means the last pass's reservation no longer holds (a full pass); else only new jobs can
+    // start (the queue is not compacted between passes: dequeue is, in a pass).
+    void pass_when_due(double now, bool ended, bool was_empty, std::size_t first_new) {
+        const bool arrived = first_new < queue_.size();
+        const double lag = options_.pass_interval_s / 2;
+        if (!(lag > 0)) {
+            if (ended || was_empty)
+                full_pass(now);
+            else
+                arrivals_pass(now, first_new);
+            return;
+        }
+        if (ended || arrived) {
+            if (!pass_owed_) {
+                pass_owed_ = true;
+                pass_full_ = false;
+                pass_first_new_ = first_new;
+            }
+            pass_full_ = pass_full_ || ended || was_empty;
+            if (passes_.empty() || passes_.back() < now + lag) passes_.push_back(now + lag);
+        }
+        if (passes_.empty() || passes_.front() > now) return;
+        while (!passes_.empty() && passes_.front() <= now) passes_.pop_front();
+        if (!pass_owed_) return;  // what happened was seen by an earlier pass
+        pass_owed_ = false;
+        if (pass_full_)
+            full_pass(now);
+        else
+            arrivals_pass(now, pass_first_new_);
+    }
+
     void full_pass(double now) {
         while (head_ < queue_.size()) {
             int h = queue_[head_];
@@ -613,6 +646,12 @@ private:
     place::QueueDemand demand_;
     place::ExplorationBudget exploration_;
     double now_ = 0;  // the time of the events being handled
+    // With pass_interval_s: the passes due (in time order), whether something happened since the
+    // last one, whether the next must be a full pass, and the first job queued since the last.
+    std::deque<double> passes_;
+    bool pass_owed_ = false;
+    bool pass_full_ = false;
+    std::size_t pass_first_new_ = 0;
     double shadow_ = kInf;
     int extra_ = 0;
     int head_gpus_ = 0;              // the GPUs the reservation is for

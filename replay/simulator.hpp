@@ -77,6 +77,11 @@ struct SimLearning {
 struct SimOptions {
     // Queued jobs a backfill pass looks at (Slurm's bf_max_job_test).
     int backfill_depth = 500;
+    // Slurm starts queued jobs at its scheduling passes, not the moment GPUs free: with this
+    // > 0 (seconds between passes; Slurm's bf_interval where its backfill starts the jobs), a
+    // pass follows each arrival and end by half of it, the expected wait for the next pass. 0:
+    // a pass follows every arrival and end at once.
+    double pass_interval_s = 0;
     // Called now and then with the jobs finished so far.
     std::function<void(std::size_t finished, std::size_t total)> progress;
     // Called after every batch of simultaneous events (tests check invariants with it).

@@ -222,6 +222,37 @@ TEST_CASE("replay: a gated job starts half of admission's watch after its submis
     CHECK(wait_with("off") == 0);
 }
 
+TEST_CASE("replay --pass-interval: a job that can start waits half an interval for Slurm's next pass") {
+    const std::string hist = write("pass.jsonl",
+                                   "{\"format\":\"coloc-history\",\"version\":1}\n"
+                                   "{\"job_id\":1,\"profile\":\"a\",\"user\":\"ann\",\"state\":\"ended\",\"submit\":0,"
+                                   "\"start\":0,\"end\":100,\"time_limit_s\":200,\"exit_status\":0,"
+                                   "\"placements\":[{\"node\":\"n1\",\"gpus\":[0]}],\"colocations\":[]}\n");
+    const std::string profiles = write("ab.yaml", kProfiles);
+    const std::string config = write("pass.yaml",
+                                     "node_types:\n  quad: { gpus: 4, slots_per_gpu: 2 }\n"
+                                     "nodes:\n  - { names: \"n[1-2]\", type: quad }\n"
+                                     "admission: { interval_s: 4, watch_ms: 500 }\n");
+    const auto waits = [&](const std::string& interval) {
+        Run r = colocctl({"replay", hist, "--config", config, "--profiles", profiles, "--policy", "oracle,exclusive",
+                          "--pass-interval", interval, "--json", "--no-progress"});
+        REQUIRE(r.rc == 0);
+        std::map<std::string, double> wait;
+        const nlohmann::json summary = nlohmann::json::parse(r.out);  // outlives the loop
+        for (const auto& p : summary["policies"]) wait[p["policy"].get<std::string>()] = p["mean_wait_s"].get<double>();
+        return wait;
+    };
+    auto w = waits("0");
+    CHECK(w["exclusive"] == 0);
+    CHECK(w["oracle"] == doctest::Approx(0.25));  // admission's release only
+    w = waits("4");                               // 2 s after it could start: admission's release comes first
+    CHECK(w["exclusive"] == doctest::Approx(2));
+    CHECK(w["oracle"] == doctest::Approx(2.25));
+    Run bad = colocctl({"replay", hist, "--pass-interval", "-1", "--no-progress"});
+    CHECK(bad.rc == 2);
+    CHECK(bad.err.rfind("colocctl: error: --pass-interval", 0) == 0);
+}
+
 TEST_CASE("fit --history: ended jobs' elapsed times teach the model a pair, written as learned from elapsed times") {
     // a alone takes 1000 s; a beside b on one GPU for its whole run takes 2000 s: speed 0.5.
     std::string lines = "{\"format\":\"coloc-history\",\"version\":1}\n";

@@ -102,6 +102,34 @@ TEST_CASE("admission delay: a job joins the queue that long after its submission
     CHECK(summarize(jobs, r, topo.total_gpus()).mean_jct == doctest::Approx(12.5));
 }
 
+TEST_CASE("scheduling passes: a pass follows each arrival and end by half the interval and sees all before it") {
+    // One GPU, exclusive, passes every 2 s: a pass 1 s after each event. J0 (submitted 0.5, 3 s
+    // of work) starts at the pass at 1.5 and ends at 4.5. J1 (submitted 1) is seen by that pass
+    // too, but the GPU is taken; the pass its own arrival asked for (2) has nothing new. J0's
+    // end asks for a pass at 5.5: J1 runs 5.5 to 9.5. J2 (submitted 6, 1 s) waits for the GPU,
+    // then for the pass after J1's end: 10.5 to 11.5.
+    auto topo = place::uniform_topology(1, 1, 1);
+    model::JobProfile p;
+    std::vector<ReplayJob> jobs = {job(0.5, 1, 3, &p), job(1, 1, 4, &p), job(6, 1, 1, &p)};
+    GpuCost truth(0);
+    auto exclusive = place::make_policy("exclusive", nullptr);
+    SimOptions o;
+    o.pass_interval_s = 2;
+    PolicyRun r = simulate(topo, *exclusive, place::Capacity::Idle, truth, jobs, o);
+    CHECK(r.jobs[0].start == doctest::Approx(1.5));
+    CHECK(r.jobs[0].end == doctest::Approx(4.5));
+    CHECK(r.jobs[1].start == doctest::Approx(5.5));
+    CHECK(r.jobs[1].end == doctest::Approx(9.5));
+    CHECK(r.jobs[2].start == doctest::Approx(10.5));
+    CHECK(r.jobs[2].end == doctest::Approx(11.5));
+    CHECK(r.never_started == 0);
+    // Without passes each starts the moment it can: 0.5, 3.5 and 7.5.
+    PolicyRun at_once = simulate(topo, *exclusive, place::Capacity::Idle, truth, jobs);
+    CHECK(at_once.jobs[0].start == doctest::Approx(0.5));
+    CHECK(at_once.jobs[1].start == doctest::Approx(3.5));
+    CHECK(at_once.jobs[2].start == doctest::Approx(7.5));
+}
+
 TEST_CASE("measured truth: asymmetric pair speeds, by hand") {
     // a beside b runs at 0.5, b beside a at 0.8. a: 10 s of work from 0; b: 4 s from 0.
     // Together until b ends: b needs 4 / 0.8 = 5 s; a has done 2.5 by then, 7.5 left alone:
