@@ -15,7 +15,7 @@ IntervalFit ColocModel::learn_elapsed(const std::vector<EndedRun>& runs, const I
         if (std::get<0>(key) != gpu_type) others.set(std::get<0>(key), std::get<1>(key), std::get<2>(key), seen);
     if (others.all().size() != elapsed_.all().size()) {
         elapsed_ = std::move(others);
-        rebuild();
+        rebuild(false);  // the prior is asked of a few pairs: the tables are rebuilt after the fit
     }
     std::uint16_t hardware = 0;
     const std::vector<GpuHardware> kinds = this->hardware();

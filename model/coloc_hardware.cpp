@@ -26,7 +26,7 @@ const ReferenceTable* ColocModel::table_of(const std::string& gpu_type) const {
     return nullptr;
 }
 
-void ColocModel::rebuild_hardware() {
+void ColocModel::rebuild_hardware(bool cache) {
     ++settled_;  // every path that works the pair predictions out afresh comes through here
     std::vector<GpuHardware> kinds = hardware_;
     if (kinds.empty()) kinds.push_back({params_.gpu_type, params_.gpu.gpu_mem_capacity_gb});
@@ -47,6 +47,7 @@ void ColocModel::rebuild_hardware() {
         for (const JobProfile& p : catalogue_.profiles()) v.queries.push_back(query(p, v));
         learn_transfer(v);
         build_residual_table(v);
+        if (!cache) continue;
         v.speeds.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 1.0);
         v.uncertainties.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 0.0);
         for (int a = 0; a < n; ++a)
@@ -56,7 +57,7 @@ void ColocModel::rebuild_hardware() {
                 v.uncertainties[static_cast<std::size_t>(a * n + b)] = p.uncertainty;
             }
     }
-    cache_size_ = n;
+    cache_size_ = cache ? n : 0;
 }
 
 const ColocModel::HardwareView& ColocModel::view(int hardware) const {

@@ -72,7 +72,7 @@ void ColocModel::set_params(const ColocParams& params) {
     rebuild();
 }
 
-void ColocModel::rebuild() {
+void ColocModel::rebuild(bool cache) {
     pending_pairs_ = 0;
     tables_.clear();
     for (const MeasuredPair& m : catalogue_.pairs()) {
@@ -99,7 +99,7 @@ void ColocModel::rebuild() {
         several.gpus = 2;
         bursts_.push_back({link_burst(one), link_burst(several)});
     }
-    rebuild_hardware();
+    rebuild_hardware(cache);
 }
 
 // A profile is served from the caches only if it is the catalogue's profile of that id: the

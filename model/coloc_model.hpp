@@ -150,8 +150,10 @@ private:
         TransferFit seen_jobs, new_jobs;
     };
 
-    void rebuild();
-    void rebuild_hardware();
+    // Works the reference tables and hardware views out afresh; `cache`: the pair predictions
+    // too (false: each is worked out when asked, as for a profile outside the catalogue).
+    void rebuild(bool cache = true);
+    void rebuild_hardware(bool cache = true);
     const HardwareView& view(int hardware) const;
     const ReferenceTable* table_of(const std::string& gpu_type) const;
     GpuQuery query(const JobProfile& p, const HardwareView& v) const;
