@@ -56,6 +56,24 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 const char* kProfiles = "profiles:\n  - { name: a, sm_util: 0.5 }\n  - { name: b, sm_util: 0.3 }\n";
 const char* kHeader = "job,family,batch_size,gpu_type,neighbour,where,throughput\n";
 
+// A history of one job of profile a: submitted at 0, ran 100 s on n1's GPU 0.
+const char* kOneJob =
+    "{\"format\":\"coloc-history\",\"version\":1}\n"
+    "{\"job_id\":1,\"profile\":\"a\",\"user\":\"ann\",\"state\":\"ended\",\"submit\":0,\"start\":0,\"end\":100,"
+    "\"time_limit_s\":200,\"exit_status\":0,\"placements\":[{\"node\":\"n1\",\"gpus\":[0]}],\"colocations\":[]}\n";
+
+// The mean wait of the oracle and exclusive in `colocctl replay ARGS`.
+std::map<std::string, double> replayed_waits(std::vector<std::string> args) {
+    args.insert(args.begin(), "replay");
+    args.insert(args.end(), {"--policy", "oracle,exclusive", "--json", "--no-progress"});
+    Run r = colocctl(args);
+    REQUIRE(r.rc == 0);
+    const nlohmann::json summary = nlohmann::json::parse(r.out);  // outlives the loop
+    std::map<std::string, double> wait;
+    for (const auto& p : summary["policies"]) wait[p["policy"].get<std::string>()] = p["mean_wait_s"].get<double>();
+    return wait;
+}
+
 }  // namespace
 
 TEST_CASE("predict: a directory or a missing file as --pairs is an error naming the path and why") {
@@ -196,11 +214,7 @@ TEST_CASE("replay: a GPU type without measurements is blamed on --gpu-type, not 
 }
 
 TEST_CASE("replay: a gated job starts half of admission's watch after its submission, half an interval unwatched") {
-    const std::string hist = write("one.jsonl",
-                                   "{\"format\":\"coloc-history\",\"version\":1}\n"
-                                   "{\"job_id\":1,\"profile\":\"a\",\"user\":\"ann\",\"state\":\"ended\",\"submit\":0,"
-                                   "\"start\":0,\"end\":100,\"time_limit_s\":200,\"exit_status\":0,"
-                                   "\"placements\":[{\"node\":\"n1\",\"gpus\":[0]}],\"colocations\":[]}\n");
+    const std::string hist = write("one.jsonl", kOneJob);
     const std::string profiles = write("ab.yaml", kProfiles);
     const auto wait_with = [&](const std::string& admission) {
         const std::string config = write("gate.yaml",
@@ -208,12 +222,7 @@ TEST_CASE("replay: a gated job starts half of admission's watch after its submis
                                          "nodes:\n  - { names: \"n[1-2]\", type: quad }\n"
                                          "admission: " +
                                              admission + "\n");
-        Run r = colocctl({"replay", hist, "--config", config, "--profiles", profiles, "--policy", "oracle,exclusive",
-                          "--json", "--no-progress"});
-        REQUIRE(r.rc == 0);
-        const nlohmann::json summary = nlohmann::json::parse(r.out);
-        std::map<std::string, double> wait;
-        for (const auto& p : summary["policies"]) wait[p["policy"].get<std::string>()] = p["mean_wait_s"].get<double>();
+        auto wait = replayed_waits({hist, "--config", config, "--profiles", profiles});
         CHECK(wait["exclusive"] == 0);  // not gated
         return wait["oracle"];
     };
@@ -223,24 +232,14 @@ TEST_CASE("replay: a gated job starts half of admission's watch after its submis
 }
 
 TEST_CASE("replay --pass-interval: a job that can start waits half an interval for Slurm's next pass") {
-    const std::string hist = write("pass.jsonl",
-                                   "{\"format\":\"coloc-history\",\"version\":1}\n"
-                                   "{\"job_id\":1,\"profile\":\"a\",\"user\":\"ann\",\"state\":\"ended\",\"submit\":0,"
-                                   "\"start\":0,\"end\":100,\"time_limit_s\":200,\"exit_status\":0,"
-                                   "\"placements\":[{\"node\":\"n1\",\"gpus\":[0]}],\"colocations\":[]}\n");
+    const std::string hist = write("pass.jsonl", kOneJob);
     const std::string profiles = write("ab.yaml", kProfiles);
     const std::string config = write("pass.yaml",
                                      "node_types:\n  quad: { gpus: 4, slots_per_gpu: 2 }\n"
                                      "nodes:\n  - { names: \"n[1-2]\", type: quad }\n"
                                      "admission: { interval_s: 4, watch_ms: 500 }\n");
     const auto waits = [&](const std::string& interval) {
-        Run r = colocctl({"replay", hist, "--config", config, "--profiles", profiles, "--policy", "oracle,exclusive",
-                          "--pass-interval", interval, "--json", "--no-progress"});
-        REQUIRE(r.rc == 0);
-        std::map<std::string, double> wait;
-        const nlohmann::json summary = nlohmann::json::parse(r.out);  // outlives the loop
-        for (const auto& p : summary["policies"]) wait[p["policy"].get<std::string>()] = p["mean_wait_s"].get<double>();
-        return wait;
+        return replayed_waits({hist, "--config", config, "--profiles", profiles, "--pass-interval", interval});
     };
     auto w = waits("0");
     CHECK(w["exclusive"] == 0);
