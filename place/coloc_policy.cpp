@@ -196,18 +196,19 @@ private:
             with_uncertainty(d.chosen);
             v = judge_sharing(state_, request_, d.chosen, *request_.outlook);
         }
-        d.sharing = v.why();
+        const bool words = request_.outlook->in_words;
+        if (words) d.sharing = v.why();
         if (!v.hold) {
             note_decision(*request_.outlook, v);
             d.explores = v.explores;
             return true;
         }
         if (idle_fits()) {
-            d.sharing = "shares: GPUs of its own are idle elsewhere, so it is not held (" + v.why() + ")";
+            if (words) d.sharing = "shares: GPUs of its own are idle elsewhere, so it is not held (" + v.why() + ")";
             return true;
         }
         note_decision(*request_.outlook, v);
-        d.reason = "the sharing rule holds it: " + v.why();
+        d.reason = "the sharing rule holds it" + (words ? ": " + v.why() : std::string());
         d.held = true;
         return false;
     }

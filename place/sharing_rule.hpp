@@ -122,6 +122,9 @@ struct SharingOutlook {
     // What the queued and the submitted jobs ask of nodes, by GPUs per node (null: unknown, and
     // the engine prices no fragmentation: place/fragmentation.hpp).
     const NodeDemand* nodes_wanted = nullptr;
+    // Whether the decision's verdict is put in words (Decision::sharing, reason): explain and
+    // admission show them; the replay, which weighs every queued job, shows none.
+    bool in_words = true;
 };
 
 struct SharingVerdict {

@@ -244,7 +244,8 @@ private:
                                       .arrivals = demand_.rates(now),
                                       .head = head,
                                       .exploration = options_.explore_share > 0 ? &exploration_ : nullptr,
-                                      .nodes_wanted = &demand_.nodes_wanted()};
+                                      .nodes_wanted = &demand_.nodes_wanted(),
+                                      .in_words = false};
         if (options_.outlook) r.outlook = &outlook;
         if (turned_down_.still_turned_down(state_, r, now)) {
             ++run_.declined;
