@@ -121,6 +121,10 @@ public:
             base += topo.type_of(static_cast<int>(n)).gpus;
         }
         released_.assign(static_cast<std::size_t>(base), 0);
+        idle_by_shadow_.assign(static_cast<std::size_t>(base), 0);
+        past_shadow_.assign(topo.nodes().size(), 0);
+        nodes_by_past_.assign(static_cast<std::size_t>(state_.max_gpus_per_node() + 1), 0);
+        nodes_by_past_[0] = static_cast<int>(topo.nodes().size());
         exploration_.share = options.explore_share;
         node_units_.assign(topo.nodes().size(), -1);
         setup_learning();
@@ -214,6 +218,9 @@ private:
         for (int v = 1; v <= state_.max_gpus_per_node(); ++v) total += v * state_.nodes_with(kind, v).size();
         return total;
     }
+    std::size_t flat(int node, int gpu) const {
+        return static_cast<std::size_t>(gpu_base_[static_cast<std::size_t>(node)] + gpu);
+    }
     bool is_unit(place::Capacity kind, int node, int used) const {
         return kind == place::Capacity::Idle ? used == 0 : used < topo_.type_of(node).slots_per_gpu;
     }
@@ -230,8 +237,8 @@ private:
     // Asks the policy; starts the job when placed. `gpus_ahead`: GPUs the jobs queued ahead of
     // it ask for, `ahead_gpu_s` the GPU-seconds they ask for; `head`: the first queued job's
     // reservation, for a job behind it.
-    // `spare` (>= 0): the placement may take no more idle GPUs than that (idle_taken_ says how
-    // many it took).
+    // `spare` (>= 0): the placement may take no more of the GPUs idle by the shadow than that
+    // (idle_taken_ says how many it took).
     bool try_start(int j, double now, int gpus_ahead, double ahead_gpu_s, place::HeadReservation head = {},
                    int spare = -1) {
         place::JobRequest r = request(j);
@@ -262,8 +269,16 @@ private:
         if (spare >= 0) {
             idle_taken_ = 0;
             for (const place::Placement& p : d.chosen.where)
-                for (int g : p.gpus) idle_taken_ += state_.used_slots(p.node, g) == 0;
-            if (idle_taken_ > spare) return false;
+                for (int g : p.gpus)
+                    idle_taken_ += state_.used_slots(p.node, g) == 0 || idle_by_shadow_[flat(p.node, g)];
+            if (idle_taken_ > spare) {
+                // Not placed until the cluster changes: the reservation is the state's.
+                d.held = false;
+                turned_down_.remember(j, state_, d, now);
+                return false;
+            }
+            for (const place::Placement& p : d.chosen.where)
+                for (int g : p.gpus) idle_by_shadow_[flat(p.node, g)] = 0;  // taken: no longer the head's
         }
         turned_down_.forget(j);
         start(j, std::move(d.chosen.where), now);
@@ -350,10 +365,11 @@ private:
             const bool before_shadow = now + job.limit <= shadow_;
             // Past the shadow a job may take only what the head can spare (extra_ units). Counted
             // in the units it is placed in, that is all of its GPUs, known before a search; a
-            // head waiting for idle GPUs while jobs take slots is spared what is idle, which only
-            // the placement tells (a job that shares takes none).
+            // head waiting for idle GPUs while jobs take slots is spared what is idle by its
+            // start, which only the placement tells (idle now, or shared with jobs that end by then).
             const int spare = before_shadow || !spares_idle_only_ ? -1 : extra_;
             if (!fits(job) || (!before_shadow && !spares_idle_only_ && job.gpus() > extra_) ||
+                (spare >= 0 && !may_fit_past_shadow(job, spare)) ||
                 !try_start(q, now, ahead, ahead_gpu_s, {shadow_ - now, head_gpus_}, spare)) {
                 ahead += job.gpus();
                 ahead_gpu_s += job.gpus() * job.limit;
@@ -365,16 +381,50 @@ private:
         }
     }
 
+    // Whether `job` may be placed taking at most `spare` of the GPUs idle by the shadow: its other
+    // GPUs must have a free slot and a job that runs past the shadow. A necessary condition, so
+    // that a deep queue is not searched for placements that must fail. The nodes with the most
+    // such GPUs first: the fewest of the spared GPUs a placement on `nodes` nodes needs.
+    bool may_fit_past_shadow(const ReplayJob& job, int spare) const {
+        int nodes = std::max(1, job.nodes), least = 0;
+        for (int v = static_cast<int>(nodes_by_past_.size()) - 1; v >= 0 && nodes > 0; --v) {
+            const int here = std::min(nodes, nodes_by_past_[static_cast<std::size_t>(v)]);
+            least += here * std::max(0, job.gpus_per_node - v);
+            nodes -= here;
+        }
+        return nodes == 0 && least <= spare;
+    }
+    // Node `n`'s count of GPUs with a free slot whose jobs run past the shadow, brought up to date.
+    void count_past_shadow(int n) {
+        int past = 0;
+        for (int g = 0; g < topo_.type_of(n).gpus; ++g) {
+            const int used = state_.used_slots(n, g);
+            past += used > 0 && used < topo_.type_of(n).slots_per_gpu && !idle_by_shadow_[flat(n, g)];
+        }
+        int& was = past_shadow_[static_cast<std::size_t>(n)];
+        --nodes_by_past_[static_cast<std::size_t>(was)];
+        ++nodes_by_past_[static_cast<std::size_t>(past)];
+        was = past;
+    }
+    void count_past_shadow(const std::vector<place::Placement>& where) {
+        for (const place::Placement& p : where) count_past_shadow(p.node);
+    }
+
     // The head job's reservation: walk the running jobs by expected end (start + time limit),
     // giving their GPUs back on a scratch copy, until the head fits. `declined`: it fits now but
     // the policy declined, so at least one job must end first, and it waits for idle GPUs.
     void reserve(double now, int h, bool declined) {
         const ReplayJob& head = jobs_[static_cast<std::size_t>(h)];
         // Declined, the head waits for GPUs of its own (the sharing rule held it): planned in idle
-        // GPUs, so that jobs behind it that take idle GPUs past its start are held as colocd's
-        // admission holds them; jobs that share take none and are not.
+        // GPUs, so that jobs behind it that take GPUs idle by its start (idle now, or freed on the
+        // way: idle_by_shadow_) and run past it are held as colocd's admission holds them; jobs
+        // that share a GPU busy past its start are not.
         const place::Capacity kind = declined ? place::Capacity::Idle : units_;
         spares_idle_only_ = kind != units_;
+        for (std::size_t key : freed_by_shadow_) idle_by_shadow_[key] = 0;
+        for (int n : marked_nodes_) count_past_shadow(n);
+        freed_by_shadow_.clear();
+        marked_nodes_.clear();
         const int k = head.gpus_per_node;
         int count = state_.nodes_with_at_least(kind, k);
         int free = free_units(kind);
@@ -391,10 +441,15 @@ private:
                     touched_nodes_.push_back(p.node);
                 }
                 for (int g : p.gpus) {
-                    std::size_t key = static_cast<std::size_t>(gpu_base_[static_cast<std::size_t>(p.node)] + g);
+                    const std::size_t key = flat(p.node, g);
                     if (released_[key]++ == 0) touched_gpus_.push_back(key);
                     int used = state_.used_slots(p.node, g) - released_[key];
                     if (!is_unit(kind, p.node, used + 1) && is_unit(kind, p.node, used)) {
+                        if (spares_idle_only_) {
+                            idle_by_shadow_[key] = 1;
+                            freed_by_shadow_.push_back(key);
+                            marked_nodes_.push_back(p.node);
+                        }
                         ++free;
                         if (++units == k) ++count;
                     }
@@ -405,6 +460,7 @@ private:
         }
         if (count < head.nodes) shadow_ = kInf;  // it never fits: nothing to protect
         extra_ = std::max(0, free - head.gpus());
+        for (int n : marked_nodes_) count_past_shadow(n);
         for (std::size_t key : touched_gpus_) released_[key] = 0;
         for (int node : touched_nodes_) node_units_[static_cast<std::size_t>(node)] = -1;
         touched_gpus_.clear();
@@ -470,6 +526,7 @@ private:
         if (options_.planner) planned_left_[static_cast<std::size_t>(j)] = job.limit;
         ++run_.events;
         const place::RunningJob& placed = *state_.find(static_cast<place::JobId>(j));
+        count_past_shadow(placed.where);
         for (const place::Placement& p : placed.where)
             for (int g : p.gpus) shared_ += state_.used_slots(p.node, g) == 2;  // its second job: now shared
         for (int a : affected_by(placed)) advance(a, now);
@@ -491,7 +548,9 @@ private:
         heap_.erase(j, finish_);
         for (const place::Placement& p : job.where)
             for (int g : p.gpus) shared_ -= state_.used_slots(p.node, g) == 2;  // down to one job: no longer shared
+        const std::vector<place::Placement> where = job.where;
         state_.remove(static_cast<place::JobId>(j));
+        count_past_shadow(where);
         ends_.erase(static_cast<place::JobId>(j));
         run_.jobs[static_cast<std::size_t>(j)].end = now;
         ++run_.events;
@@ -657,7 +716,16 @@ private:
     int extra_ = 0;
     int head_gpus_ = 0;              // the GPUs the reservation is for
     bool spares_idle_only_ = false;  // planned in idle GPUs while jobs take slots: extra_ counts idle GPUs
-    int idle_taken_ = 0;             // try_start with `spare`: the idle GPUs its placement took
+    int idle_taken_ = 0;             // try_start with `spare`: the GPUs idle by the shadow its placement took
+    // Planned in idle GPUs: the busy GPUs the reservation counts on to be idle at its start.
+    // A job that shares one past the shadow keeps it from the head as surely as one that takes
+    // an idle GPU.
+    std::vector<char> idle_by_shadow_;
+    std::vector<std::size_t> freed_by_shadow_;
+    std::vector<int> marked_nodes_;  // the nodes of freed_by_shadow_
+    // may_fit_past_shadow(): per node, the GPUs with a free slot whose jobs run past the shadow,
+    // and how many nodes have each count.
+    std::vector<int> past_shadow_, nodes_by_past_;
 
     std::vector<int> gpu_base_;    // first flat GPU index of each node
     std::vector<int> released_;    // reserve(): slots given back per flat GPU

@@ -15,8 +15,9 @@
 // When the policy declines to place the first job although it fits (the coloc policy's
 // admission limit or the sharing rule), the job waits for GPUs of its own: its reservation is
 // at the earliest expected end after which enough GPUs are idle, and a later job that runs past
-// it may take no more idle GPUs than it leaves over, as colocd's admission holds a job that
-// would take idle GPUs a held job waits for; a job that shares takes none.
+// it may take no more of the GPUs idle by then than it leaves over, as colocd's admission holds
+// a job that would take GPUs a held job waits for: those idle now, and those shared only with
+// jobs that end by then (a job sharing one keeps it from the reserved job as surely).
 //
 // The sharing rule sees what a scheduler sees: each job's time limit as its expected run time,
 // running jobs' start + time limit as their expected ends, and the GPUs that the jobs queued

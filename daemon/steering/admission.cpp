@@ -23,6 +23,43 @@ void add_released(place::ClusterState& state, const PendingJob& job, const place
     state.add(std::move(r), false);
 }
 
+// GPUs of `node` idle `within_s` from now: idle now, or used only by jobs whose known ends come
+// by then; the GPUs `taking` takes there (null: none) are left out.
+int gpus_idle_within(const place::ClusterState& state, const place::TimeOutlook& time, int node, double within_s,
+                     const place::Placement* taking = nullptr) {
+    int idle = 0;
+    for (int g = 0; g < state.topology().type_of(node).gpus; ++g) {
+        if (taking && std::find(taking->gpus.begin(), taking->gpus.end(), g) != taking->gpus.end()) continue;
+        const std::vector<place::JobId>& on = state.jobs_on_gpu(node, g);
+        idle += std::all_of(on.begin(), on.end(), [&](place::JobId id) {
+            const place::RunningJob* r = state.find(id);
+            return r && time.remaining_s(*r) <= within_s;
+        });
+    }
+    return idle;
+}
+
+// Whether a job placed at `where` until past `k`'s expected start leaves `k` no node with GPUs of
+// its own by then. Sharing a GPU whose jobs end before that start keeps it from `k` as surely as
+// taking an idle one.
+bool takes_its_start(const place::ClusterState& state, const place::TimeOutlook& time, const Kept& k,
+                     const std::vector<place::Placement>& where) {
+    const int need = std::max(1, k.job->slots_per_node);
+    bool lost = false;
+    for (const place::Placement& p : where)
+        lost = lost || (may_run_on(*k.job, p.node) && gpus_idle_within(state, time, p.node, k.start_s) >= need &&
+                        gpus_idle_within(state, time, p.node, k.start_s, &p) < need);
+    if (!lost) return false;
+    for (int n = 0; n < static_cast<int>(state.topology().nodes().size()); ++n) {
+        const auto mine =
+            std::find_if(where.begin(), where.end(), [&](const place::Placement& p) { return p.node == n; });
+        if (may_run_on(*k.job, n) &&
+            gpus_idle_within(state, time, n, k.start_s, mine == where.end() ? nullptr : &*mine) >= need)
+            return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster, const place::Policy& policy,
@@ -79,9 +116,10 @@ std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster,
             continue;
         }
         const Kept* blocks = nullptr;  // a held job ahead whose GPUs this one would take
-        if (w.outcome == Weighed::Outcome::OwnGpus)
+        if (fits)
             for (const Kept& k : kept)
-                if (may_run_on(*k.job, w.node) && job.time_limit_s > k.start_s) blocks = &k;
+                if (job.time_limit_s > k.start_s && takes_its_start(state, time, k, w.decision.chosen.where))
+                    blocks = &k;
         if (fits && !blocks) {
             v.release = true;
             v.explores = w.decision.explores;

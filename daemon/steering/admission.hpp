@@ -13,8 +13,9 @@
 //       a shared slot that does not pay, or no place -> held: its lease renewed.
 //     A released job goes onto the round's copy of the cluster, so the jobs behind it see it.
 //   - A job held is not given the backfill reservation Slurm would give it, so colocd keeps
-//     it: a job behind it is released onto GPUs of its own only when its time limit ends
-//     before the held job's expected start, and the first held job is the head whose delay
+//     it: a job behind it that would take a GPU idle by the held job's expected start (idle
+//     now, or shared with jobs that end by then) is released only when its time limit ends
+//     before that start, and the first held job is the head whose delay
 //     the sharing rule prices for a job behind it that would share (as the replay's backfill
 //     gives its first queued job's reservation).
 //   - A job colocd gave a node that is still pending a lease later gets its node list cleared.

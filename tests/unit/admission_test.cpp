@@ -108,12 +108,29 @@ TEST_CASE("admission: sharing that delays the first held job is priced for the j
     c.run(1, 0, 100);  // GPU 0 frees at 100 s
     c.run(2, 1, 100);  // GPU 1 too
     // Job 10 wants both GPUs and is held (each shared with a heavy job: 90 s + 90 s each) until
-    // 100 s. A light job behind it shares and slows a neighbour that ends at 100 s by 5 %: that
-    // one ends 5 s late, and job 10 starts 5 s late.
-    const auto v = c.plan({c.gated(10, c.heavy, 1000, 2), c.gated(11, c.light, 1000)});
+    // 100 s. A light job behind it, done by then, shares and slows a neighbour that ends at
+    // 100 s by 5 %: that one ends 5 s late, and job 10 starts 5 s late.
+    const auto v = c.plan({c.gated(10, c.heavy, 1000, 2), c.gated(11, c.light, 100)});
     REQUIRE(v.size() == 2);
     CHECK_FALSE(v[0].release);
     CHECK(v[1].why.find("5 s to the first queued job") != std::string::npos);
+}
+
+TEST_CASE("admission: a job that would share a GPU a held one waits for, past its start, is held") {
+    Cluster c;
+    c.run(1, 0, 100);  // GPU 0 frees at 100 s
+    c.run(2, 1, 100);  // GPU 1 too
+    // Job 10 waits for both GPUs, due at 100 s. A light job sharing either for 1000 s would still
+    // hold it then: job 10 would wait 900 s more, far past the 5 s the slowdown alone costs.
+    const auto v = c.plan({c.gated(10, c.heavy, 1000, 2), c.gated(11, c.light, 1000)});
+    REQUIRE(v.size() == 2);
+    CHECK_FALSE(v[0].release);
+    CHECK_FALSE(v[1].release);
+    CHECK(v[1].why.find("job 10 ahead of it waits for") != std::string::npos);
+    // With one GPU wanted, the other GPU due at 100 s is enough for job 10: the light job shares.
+    const auto one = c.plan({c.gated(10, c.heavy, 1000), c.gated(11, c.light, 1000)});
+    CHECK_FALSE(one[0].release);
+    CHECK(one[1].release);
 }
 
 // Every pair on one GPU predicted at 0.8 speed each, with a standard deviation of 0.2.

@@ -194,3 +194,41 @@ TEST_CASE("a head the sharing rule holds waits for idle GPUs, and jobs behind ta
     check_job(r, 4, 3, 53);
     check_job(r, 3, 200, 700);
 }
+
+namespace {
+
+// Pairs with a "light" job run at 1 / 1.05; other pairs at 1 / 1.9.
+struct LightPairs final : model::InterferenceModel {
+    double slowdown(const model::JobProfile& job, std::span<const model::Neighbour> neighbours) const override {
+        double s = 1;
+        for (const model::Neighbour& n : neighbours)
+            if (n.where == model::Sharing::Gpu) s += job.name == "light" || n.profile->name == "light" ? 0.05 : 0.9;
+        return s;
+    }
+    std::string name() const override { return "light pairs"; }
+};
+
+}  // namespace
+
+TEST_CASE("a job behind a held head does not share a GPU the head counts on past its start") {
+    // One node, 4 GPUs x 2 slots. J0 takes all 4 GPUs until 100. J2 (4 GPUs, heavy) would share
+    // all 4 with J0 at 1 (89 s + 89 s each against a 99-s wait): held, it waits for the 4 GPUs
+    // J0 frees at 100, none to spare. J3 (1 GPU, light, 500 s) could share one cheaply at 2, but
+    // would hold it past 100: J2 could then not start on GPUs of its own. It waits, and shares
+    // with J2 at 100 (light: 5 % against J2's 100 s left). Counting only GPUs idle now, J3 took
+    // a slot at 2.
+    Case c(1, 4, 2);
+    model::JobProfile light;
+    light.name = "light";
+    c.profile.name = "heavy";
+    c.add(0, 4, 100);
+    c.add(1, 4, 100);
+    c.add(2, 1, 500);
+    c.jobs[2].profile = &light;
+    LightPairs model;
+    place::ColocPolicy coloc(model);
+    PolicyRun r = c.run(coloc, place::Capacity::Open);
+    check_job(r, 0, 0, 100);
+    check_job(r, 1, 100, 200);
+    check_job(r, 2, 100, 600);
+}
