@@ -237,10 +237,11 @@ private:
     // Asks the policy; starts the job when placed. `gpus_ahead`: GPUs the jobs queued ahead of
     // it ask for, `ahead_gpu_s` the GPU-seconds they ask for; `head`: the first queued job's
     // reservation, for a job behind it.
-    // `spare` (>= 0): the placement may take no more of the GPUs idle by the shadow than that
-    // (idle_taken_ says how many it took).
+    // `behind_head`: a backfill candidate; one that runs past the shadow (at the pace its policy
+    // predicts for it there) may take only what the head spares (see backfill), and ran_past_
+    // says whether it did.
     bool try_start(int j, double now, int gpus_ahead, double ahead_gpu_s, place::HeadReservation head = {},
-                   int spare = -1) {
+                   bool behind_head = false) {
         place::JobRequest r = request(j);
         demand_.advance(now);
         place::SharingOutlook outlook{.time = this,
@@ -266,20 +267,23 @@ private:
             turned_down_.remember(j, state_, d, now);
             return false;
         }
-        if (spare >= 0) {
-            idle_taken_ = 0;
+        const ReplayJob& job = jobs_[static_cast<std::size_t>(j)];
+        ran_past_ = behind_head && now + job.limit * std::max(1.0, d.chosen.job_slowdown) > shadow_;
+        if (ran_past_ && !spares_idle_only_) taken_ = job.gpus();
+        if (ran_past_ && spares_idle_only_) {
+            taken_ = 0;
             for (const place::Placement& p : d.chosen.where)
-                for (int g : p.gpus)
-                    idle_taken_ += state_.used_slots(p.node, g) == 0 || idle_by_shadow_[flat(p.node, g)];
-            if (idle_taken_ > spare) {
-                // Not placed until the cluster changes: the reservation is the state's.
-                d.held = false;
-                turned_down_.remember(j, state_, d, now);
-                return false;
-            }
+                for (int g : p.gpus) taken_ += state_.used_slots(p.node, g) == 0 || idle_by_shadow_[flat(p.node, g)];
+        }
+        if (ran_past_ && taken_ > extra_) {
+            // Not placed until the cluster changes: the reservation is the state's.
+            d.held = false;
+            turned_down_.remember(j, state_, d, now);
+            return false;
+        }
+        if (ran_past_ && spares_idle_only_)
             for (const place::Placement& p : d.chosen.where)
                 for (int g : p.gpus) idle_by_shadow_[flat(p.node, g)] = 0;  // taken: no longer the head's
-        }
         turned_down_.forget(j);
         start(j, std::move(d.chosen.where), now);
         return true;
@@ -362,21 +366,22 @@ private:
             if (!queued_[static_cast<std::size_t>(q)]) continue;
             ++examined;
             const ReplayJob& job = jobs_[static_cast<std::size_t>(q)];
-            const bool before_shadow = now + job.limit <= shadow_;
-            // Past the shadow a job may take only what the head can spare (extra_ units). Counted
-            // in the units it is placed in, that is all of its GPUs, known before a search; a
-            // head waiting for idle GPUs while jobs take slots is spared what is idle by its
-            // start, which only the placement tells (idle now, or shared with jobs that end by then).
-            const int spare = before_shadow || !spares_idle_only_ ? -1 : extra_;
-            if (!fits(job) || (!before_shadow && !spares_idle_only_ && job.gpus() > extra_) ||
-                (spare >= 0 && !may_fit_past_shadow(job, spare)) ||
-                !try_start(q, now, ahead, ahead_gpu_s, {shadow_ - now, head_gpus_}, spare)) {
+            // Past the shadow (by its time limit, or slowed past it where it shares) a job may take
+            // only what the head can spare (extra_ units). Counted in the units it is placed in,
+            // that is all of its GPUs; a head waiting for idle GPUs while jobs take slots is
+            // spared what is idle by its start, which only the placement tells (idle now, or
+            // shared with jobs that end by then). Before a search, what its time limit alone
+            // tells rules out placements that must fail.
+            const bool past_by_limit = now + job.limit > shadow_;
+            if (!fits(job) || (past_by_limit && !spares_idle_only_ && job.gpus() > extra_) ||
+                (past_by_limit && spares_idle_only_ && !may_fit_past_shadow(job, extra_)) ||
+                !try_start(q, now, ahead, ahead_gpu_s, {shadow_ - now, head_gpus_}, true)) {
                 ahead += job.gpus();
                 ahead_gpu_s += job.gpus() * job.limit;
                 continue;
             }
             ++run_.backfilled;
-            if (!before_shadow) extra_ -= spares_idle_only_ ? idle_taken_ : job.gpus();
+            if (ran_past_) extra_ -= taken_;
             dequeue(pos);
         }
     }
@@ -716,7 +721,8 @@ private:
     int extra_ = 0;
     int head_gpus_ = 0;              // the GPUs the reservation is for
     bool spares_idle_only_ = false;  // planned in idle GPUs while jobs take slots: extra_ counts idle GPUs
-    int idle_taken_ = 0;             // try_start with `spare`: the GPUs idle by the shadow its placement took
+    bool ran_past_ = false;          // try_start behind the head: the job placed runs past the shadow,
+    int taken_ = 0;                  // and took that many of the units the head spares (extra_)
     // Planned in idle GPUs: the busy GPUs the reservation counts on to be idle at its start.
     // A job that shares one past the shadow keeps it from the head as surely as one that takes
     // an idle GPU.

@@ -10,8 +10,9 @@
 // Backfill (EASY, as Slurm's backfill with one reservation): when the first queued job cannot
 // start, it gets a reservation at the earliest time the running jobs' time limits free enough
 // GPUs for it (the shadow time); a later job may start now if the policy places it and it either
-// ends by its time limit before the shadow time or uses only GPUs the reserved job leaves over
-// (counted in GPUs). Time limits serve planning only: a job slowed past its limit runs on.
+// ends before the shadow time (its time limit, stretched by the slowdown its policy predicts for
+// it where it shares) or uses only GPUs the reserved job leaves over (counted in GPUs). Time
+// limits serve planning only: a job slowed past its limit runs on.
 // When the policy declines to place the first job although it fits (the coloc policy's
 // admission limit or the sharing rule), the job waits for GPUs of its own: its reservation is
 // at the earliest expected end after which enough GPUs are idle, and a later job that runs past

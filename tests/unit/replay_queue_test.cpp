@@ -232,3 +232,23 @@ TEST_CASE("a job behind a held head does not share a GPU the head counts on past
     check_job(r, 1, 100, 200);
     check_job(r, 2, 100, 600);
 }
+
+TEST_CASE("a job behind a held head that its pairing slows past the head's start counts as running past it") {
+    // As above, with J3's time limit 97 s: it would end by 99, before J2's start at 100, alone;
+    // sharing, the model slows it to 1 / 1.05 and it runs to 2 + 97 x 1.05 = 103.85, holding a
+    // GPU J2 counts on. It waits, and shares with J2 when J2 starts.
+    Case c(1, 4, 2);
+    model::JobProfile light;
+    light.name = "light";
+    c.profile.name = "heavy";
+    c.add(0, 4, 100);
+    c.add(1, 4, 100);
+    c.add(2, 1, 97);
+    c.jobs[2].profile = &light;
+    LightPairs model;
+    place::ColocPolicy coloc(model);
+    PolicyRun r = c.run(coloc, place::Capacity::Open);
+    check_job(r, 0, 0, 100);
+    CHECK(r.jobs[1].start == doctest::Approx(100));
+    CHECK(r.jobs[2].start == doctest::Approx(100));
+}
