@@ -553,9 +553,10 @@ private:
         heap_.erase(j, finish_);
         for (const place::Placement& p : job.where)
             for (int g : p.gpus) shared_ -= state_.used_slots(p.node, g) == 2;  // down to one job: no longer shared
-        const std::vector<place::Placement> where = job.where;
+        ended_nodes_.clear();
+        for (const place::Placement& p : job.where) ended_nodes_.push_back(p.node);
         state_.remove(static_cast<place::JobId>(j));
-        count_past_shadow(where);
+        for (int n : ended_nodes_) count_past_shadow(n);
         ends_.erase(static_cast<place::JobId>(j));
         run_.jobs[static_cast<std::size_t>(j)].end = now;
         ++run_.events;
@@ -745,6 +746,7 @@ private:
     std::vector<unsigned> stamp_;
     unsigned epoch_ = 0;
     std::vector<int> affected_;
+    std::vector<int> ended_nodes_;  // end(): the nodes the job ran on
     std::vector<model::Neighbour> neighbours_;
 
     // Learning: per job, its stretch of unchanged neighbours now and the intervals it ran
