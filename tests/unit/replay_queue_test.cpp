@@ -6,6 +6,7 @@
 #include "place/coloc_policy.hpp"
 #include "place/simple_policies.hpp"
 #include "replay/simulator.hpp"
+#include "tests/unit/pending_cluster.hpp"
 
 using namespace coloc;
 using namespace coloc::replay;
@@ -197,57 +198,41 @@ TEST_CASE("a head the sharing rule holds waits for idle GPUs, and jobs behind ta
 
 namespace {
 
-// Pairs with a "light" job run at 1 / 1.05; other pairs at 1 / 1.9.
-struct LightPairs final : model::InterferenceModel {
-    double slowdown(const model::JobProfile& job, std::span<const model::Neighbour> neighbours) const override {
-        double s = 1;
-        for (const model::Neighbour& n : neighbours)
-            if (n.where == model::Sharing::Gpu) s += job.name == "light" || n.profile->name == "light" ? 0.05 : 0.9;
-        return s;
-    }
-    std::string name() const override { return "light pairs"; }
-};
-
-}  // namespace
-
-TEST_CASE("a job behind a held head does not share a GPU the head counts on past its start") {
-    // One node, 4 GPUs x 2 slots. J0 takes all 4 GPUs until 100. J2 (4 GPUs, heavy) would share
-    // all 4 with J0 at 1 (89 s + 89 s each against a 99-s wait): held, it waits for the 4 GPUs
-    // J0 frees at 100, none to spare. J3 (1 GPU, light, 500 s) could share one cheaply at 2, but
-    // would hold it past 100: J2 could then not start on GPUs of its own. It waits, and shares
-    // with J2 at 100 (light: 5 % against J2's 100 s left). Counting only GPUs idle now, J3 took
-    // a slot at 2.
+// One node, 4 GPUs x 2 slots. J0 (heavy) takes all 4 GPUs until 100. J2 (4 GPUs, heavy) would
+// share all 4 with J0 at 1 (89 s + 89 s each against a 99-s wait): held, it waits for the 4 GPUs
+// J0 frees at 100, none to spare. J3 (1 GPU, light, `limit`) arrives at 2. The engine's model
+// (daemon::PairModel) slows a pair with a light job to 1 / 1.05 each, others to 1 / 1.9.
+PolicyRun held_head_and_light_job(double limit) {
     Case c(1, 4, 2);
     model::JobProfile light;
     light.name = "light";
     c.profile.name = "heavy";
     c.add(0, 4, 100);
     c.add(1, 4, 100);
-    c.add(2, 1, 500);
+    c.add(2, 1, limit);
     c.jobs[2].profile = &light;
-    LightPairs model;
+    daemon::PairModel model;
     place::ColocPolicy coloc(model);
-    PolicyRun r = c.run(coloc, place::Capacity::Open);
+    return c.run(coloc, place::Capacity::Open);
+}
+
+}  // namespace
+
+TEST_CASE("a job behind a held head does not share a GPU the head counts on past its start") {
+    // J3 (500 s) could share a GPU cheaply at 2, but would hold it past 100: J2 could then not
+    // start on GPUs of its own. It waits, and shares with J2 at 100 (light: 5 % against J2's
+    // 100 s left). Counting only GPUs idle now, J3 took a slot at 2.
+    PolicyRun r = held_head_and_light_job(500);
     check_job(r, 0, 0, 100);
     check_job(r, 1, 100, 200);
     check_job(r, 2, 100, 600);
 }
 
 TEST_CASE("a job behind a held head that its pairing slows past the head's start counts as running past it") {
-    // As above, with J3's time limit 97 s: it would end by 99, before J2's start at 100, alone;
-    // sharing, the model slows it to 1 / 1.05 and it runs to 2 + 97 x 1.05 = 103.85, holding a
-    // GPU J2 counts on. It waits, and shares with J2 when J2 starts.
-    Case c(1, 4, 2);
-    model::JobProfile light;
-    light.name = "light";
-    c.profile.name = "heavy";
-    c.add(0, 4, 100);
-    c.add(1, 4, 100);
-    c.add(2, 1, 97);
-    c.jobs[2].profile = &light;
-    LightPairs model;
-    place::ColocPolicy coloc(model);
-    PolicyRun r = c.run(coloc, place::Capacity::Open);
+    // J3's time limit 97 s: alone it would end by 99, before J2's start at 100; sharing, the
+    // model slows it to 1 / 1.05 and it runs to 2 + 97 x 1.05 = 103.85, holding a GPU J2 counts
+    // on. It waits, and shares with J2 when J2 starts.
+    PolicyRun r = held_head_and_light_job(97);
     check_job(r, 0, 0, 100);
     CHECK(r.jobs[1].start == doctest::Approx(100));
     CHECK(r.jobs[2].start == doctest::Approx(100));
