@@ -388,10 +388,10 @@ private:
     }
 
     // Whether `j`, placed where it would take more than the head spares, would be again: the
-    // reservation and the model it was placed by are the same. (What this leaves out: a place past
-    // the shadow that opens meanwhile is found when the reservation changes, at an end or a start
-    // that moves it: searching every blocked job at every event made bench/replay-quality twice
-    // as slow.)
+    // reservation and the model it was placed by are the same, and no end opened a slot past the
+    // shadow. (What this leaves out: a GPU a start leaves open past the shadow is found at the
+    // next such change; searching every blocked job at every event made bench/replay-quality
+    // twice as slow.)
     bool still_blocked(int j) {
         const auto it = blocked_.find(j);
         if (it == blocked_.end()) return false;
@@ -415,8 +415,9 @@ private:
         }
         return nodes == 0 && least <= spare;
     }
-    // Node `n`'s count of GPUs with a free slot whose jobs run past the shadow, brought up to date.
-    void count_past_shadow(int n) {
+    // Node `n`'s count of GPUs with a free slot whose jobs run past the shadow, brought up to date;
+    // true when it grew.
+    bool count_past_shadow(int n) {
         int past = 0;
         for (int g = 0; g < topo_.type_of(n).gpus; ++g) {
             const int used = state_.used_slots(n, g);
@@ -425,7 +426,9 @@ private:
         int& was = past_shadow_[static_cast<std::size_t>(n)];
         --nodes_by_past_[static_cast<std::size_t>(was)];
         ++nodes_by_past_[static_cast<std::size_t>(past)];
+        const bool more = past > was;
         was = past;
+        return more;
     }
     void count_past_shadow(const std::vector<place::Placement>& where) {
         for (const place::Placement& p : where) count_past_shadow(p.node);
@@ -578,7 +581,8 @@ private:
         ended_nodes_.clear();
         for (const place::Placement& p : job.where) ended_nodes_.push_back(p.node);
         state_.remove(static_cast<place::JobId>(j));
-        for (int n : ended_nodes_) count_past_shadow(n);
+        for (int n : ended_nodes_)
+            if (count_past_shadow(n)) ++reservation_;  // a slot opened past the shadow: a blocked job may take it
         ends_.erase(static_cast<place::JobId>(j));
         run_.jobs[static_cast<std::size_t>(j)].end = now;
         ++run_.events;
@@ -754,7 +758,7 @@ private:
     std::vector<int> marked_nodes_;  // the nodes of freed_by_shadow_
     // Jobs behind the head that took more than it spares, with the judged model's settled version
     // and reservation_ then; reservation_ grows when the reservation changes (reserved_: its
-    // head, planned shadow, spare and kind).
+    // head, planned shadow, spare and kind) or an end opens a slot on a GPU busy past the shadow.
     std::unordered_map<int, std::pair<std::uint64_t, std::uint64_t>> blocked_;
     std::uint64_t reservation_ = 0;
     std::tuple<int, double, int, bool> reserved_{-1, 0, 0, false};
