@@ -33,15 +33,38 @@ struct Ranked {
     Candidate full;
 };
 
+// Per node, how much later it is wholly idle with the job on it (Preferred), worked out once a
+// decision: the run time of the job past the expected end of the last of the node's jobs.
+struct WholeDelays {
+    std::vector<std::pair<unsigned, double>> by_node;  // (decision it was worked out for, delay)
+    unsigned decision = 0;
+};
+
 // Among placements the model cannot tell apart, the one on the node with the fewest idle GPUs
-// (best fit), then the fewest jobs, then the lowest index: nodes with many idle GPUs stay whole
-// for the jobs that need them (a job on several GPUs of a node, or on whole nodes, waits while
-// small jobs are spread over every node, even with idle GPUs to spare).
+// (best fit), then the one whose jobs outlast it, then the fewest jobs, then the lowest index:
+// nodes with many idle GPUs stay whole for the jobs that need them (a job on several GPUs of a
+// node, or on whole nodes, waits while small jobs are spread over every node, even with idle
+// GPUs to spare), and a node partly used is wholly idle again no later for the job put on it
+// when the jobs there end after it (their expected ends, from the outlook; without one this
+// key ties).
 struct Preferred {
     const ClusterState& state;
+    const SharingOutlook* outlook = nullptr;
+    WholeDelays* delays = nullptr;
+    double delays_whole(int n) const {
+        if (!outlook || !outlook->time || !(outlook->work_s > 0) || !delays) return 0;
+        auto& [at, delay] = delays->by_node[static_cast<std::size_t>(n)];
+        if (at == delays->decision) return delay;
+        double last = 0;
+        for (const RunningJob* j : state.running_on_node(n)) last = std::max(last, outlook->time->remaining_s(*j));
+        at = delays->decision;
+        return delay = std::max(0.0, outlook->work_s - last);
+    }
     bool operator()(int a, int b) const {
         const int ia = state.idle_gpus(a), ib = state.idle_gpus(b);
         if (ia != ib) return ia < ib;
+        const double da = delays_whole(a), db = delays_whole(b);
+        if (da != db) return da < db;
         const std::size_t ja = state.jobs_on_node(a).size(), jb = state.jobs_on_node(b).size();
         if (ja != jb) return ja < jb;
         return a < b;
@@ -103,6 +126,7 @@ struct SearchStorage {
     std::vector<Scored> per_node;     // the best set per node among the best nodes
     std::vector<double> top, lowest;  // the search's bounds
     std::vector<int> eligible;        // a node's GPUs the job may take
+    WholeDelays whole;                // Preferred's, per node
 };
 
 }  // namespace
@@ -115,6 +139,16 @@ struct ColocPolicy::Reused {
 };
 
 namespace {
+
+// The per-node delays of a new decision: none worked out yet.
+WholeDelays* start_delays(WholeDelays& d, const ClusterState& state) {
+    const std::size_t nodes = state.topology().nodes().size();
+    if (d.by_node.size() != nodes || ++d.decision == 0) {
+        d.by_node.assign(nodes, {0, 0.0});
+        d.decision = 1;
+    }
+    return &d;
+}
 
 // One decision, step by step: the candidate nodes, the likeliest winners first; on each, its
 // best GPU set (and, when explaining, its best `keep` sets worked out in full) while it can
@@ -135,7 +169,7 @@ public:
           here_(kept.here),
           eligible_(kept.eligible),
           link_harm_(state, model, request, cache),
-          lighter_{Preferred{state}},
+          lighter_{Preferred{state, request.outlook, start_delays(kept.whole, state)}},
           per_node_(kept.per_node),
           top_(kept.top),
           lowest_(kept.lowest),

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 
 #include "place/coloc_policy.hpp"
 #include "place/fragmentation.hpp"
@@ -232,4 +233,35 @@ TEST_CASE("fragmentation: a bounded search scores nodes with GPUs of its own, no
     REQUIRE(d.placed);
     CHECK(d.chosen.where.front().node == 100);  // neither a shared GPU nor a whole node
     CHECK(d.chosen.fragmentation == 0);
+}
+
+TEST_CASE("fragmentation: between nodes as full, the one whose jobs outlast the job") {
+    // Each running job's expected time left, by id.
+    struct EndsById final : TimeOutlook {
+        std::map<JobId, double> left;
+        double wait_for_idle_gpus(int) const override { return 0; }
+        double remaining_s(const RunningJob& j) const override { return left.at(j.id); }
+        double now() const override { return 0; }
+        double longest_wait() const override { return 0; }
+    };
+    Cluster c(3, 4);
+    c.model.node = 0;  // only a shared GPU costs: the tie-break decides between idle ones
+    EndsById ends;
+    c.outlook.time = &ends;
+    c.run(1, 0, {0});  // node 0: 3 idle GPUs, its job ends in 100 s
+    c.run(2, 1, {0});  // node 1: 3 idle GPUs, its job ends in 5000 s
+    ends.left = {{1, 100}, {2, 5000}};
+    // A job of 1000 s keeps node 0 from being wholly idle for 900 s more; on node 1, not at all.
+    CHECK(c.node_for(1) == 1);
+    // Both jobs outlast it: nothing to choose by, the lower index.
+    ends.left = {{1, 2000}, {2, 5000}};
+    CHECK(c.node_for(1) == 0);
+    // The one whose jobs end the later, where neither outlasts it.
+    ends.left = {{1, 300}, {2, 100}};
+    CHECK(c.node_for(1) == 0);
+    ends.left = {{1, 100}, {2, 300}};
+    CHECK(c.node_for(1) == 1);
+    // Without an outlook (a job Slurm already started) nothing is known of ends: the lower index.
+    ends.left = {{1, 100}, {2, 5000}};
+    CHECK(c.node_for(1, false) == 0);
 }
