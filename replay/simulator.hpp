@@ -7,12 +7,14 @@
 // that share a node with the job (or, for multi-node jobs, a link): only those are advanced and
 // re-rated, and only their predicted end moves in the event heap.
 //
-// Backfill (EASY, as Slurm's backfill with one reservation): when the first queued job cannot
-// start, it gets a reservation at the earliest time the running jobs' time limits free enough
-// GPUs for it (the shadow time); a later job may start now if the policy places it and it either
-// ends before the shadow time (its time limit, stretched by the slowdown its policy predicts for
-// it where it shares) or uses only GPUs the reserved job leaves over (counted in GPUs). Time
-// limits serve planning only: a job slowed past its limit runs on.
+// Backfill (EASY: one reservation, for the first queued job; Slurm's backfill reserves nodes for
+// every job it tests and cannot start, so this lets a later job pass waiting jobs that Slurm
+// would protect, under every policy alike): when the first queued job cannot start, it gets a
+// reservation at the earliest time the running jobs' time limits free enough GPUs for it (the
+// shadow time); a later job may start now if the policy places it and it either ends before the
+// shadow time (its time limit, stretched by the slowdown its policy predicts for it where it
+// shares) or uses only GPUs the reserved job leaves over (counted in GPUs). Time limits serve
+// planning only: a job slowed past its limit runs on.
 // When the policy declines to place the first job although it fits (the coloc policy's
 // admission limit or the sharing rule), the job waits for GPUs of its own: its reservation is
 // at the earliest expected end after which enough GPUs are idle, and a later job that runs past
