@@ -253,3 +253,26 @@ solo_run() {
     done
     awk -v a="$total" -v n="$n" 'BEGIN { printf "%.2f", a / n }'
 }
+
+# release_delays NAME: from slurmctld's log, the round's median time from a job's submission to
+# colocd's release of it (its BeginTime set to now; for a job held, after its wait), and from
+# that release to Slurm starting it ("-" where colocd released none).
+release_delays() {
+    local pairs
+    pairs=$(awk -v ids="$(cut -d' ' -f1 "$work/$1.jobs" | tr '\n' ' ')" '
+        # [YYYY-MM-DDTHH:MM:SS.mmm]: seconds from the month start (a round lasts minutes)
+        function t(s) { return ((substr(s, 10, 2) * 24 + substr(s, 13, 2)) * 60 + substr(s, 16, 2)) * 60 + substr(s, 19, 6) }
+        function job(s) { match(s, /JobId=[0-9]+/); return substr(s, RSTART + 6, RLENGTH - 6) }
+        BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+        /_slurm_rpc_submit_batch_job: JobId=/ { j = job($0); if (j in want) sub_t[j] = t($1) }
+        # A release sets the BeginTime to now; renewing the lease of a held job sets it ahead.
+        /_update_job: setting begin to/ {
+            j = job($0); match($0, /begin to [0-9T:-]+/)
+            if ((j in sub_t) && !(j in st_t) && t("[" substr($0, RSTART + 9, RLENGTH - 9) ".000") <= t($1)) rel_t[j] = t($1) }
+        /sched: Allocate JobId=|_start_job: Started JobId=/ {
+            j = job($0); if ((j in rel_t) && !(j in st_t)) { st_t[j] = t($1); printf "%.3f %.3f\n", rel_t[j] - sub_t[j], st_t[j] - rel_t[j] } }' \
+        "$state/log/slurmctld.log")
+    median() { sort -n | awk '{ v[NR] = $1 } END { if (!NR) print "-"; else printf "%.0f ms", 1000 * (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+    printf 'submission to release %s, release to start %s (%d jobs released)' \
+        "$(cut -d' ' -f1 <<<"$pairs" | grep . | median)" "$(cut -d' ' -f2 <<<"$pairs" | grep . | median)" "$(grep -c . <<<"$pairs" || true)"
+}
