@@ -271,7 +271,7 @@ release_delays() {
             if ((j in sub_t) && !(j in st_t) && t("[" substr($0, RSTART + 9, RLENGTH - 9) ".000") <= t($1)) rel_t[j] = t($1) }
         /sched: Allocate JobId=|_start_job: Started JobId=/ {
             j = job($0); if ((j in rel_t) && !(j in st_t)) { st_t[j] = t($1); printf "%.3f %.3f\n", rel_t[j] - sub_t[j], st_t[j] - rel_t[j] } }' \
-        "$state/log/slurmctld.log")
+        "$state/log/slurmctld.log") || pairs=""  # no log: nothing to show, the bench goes on
     median() { sort -n | awk '{ v[NR] = $1 } END { if (!NR) print "-"; else printf "%.0f ms", 1000 * (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
     printf 'submission to release %s, release to start %s (%d jobs released)' \
         "$(cut -d' ' -f1 <<<"$pairs" | grep . | median)" "$(cut -d' ' -f2 <<<"$pairs" | grep . | median)" "$(grep -c . <<<"$pairs" || true)"
