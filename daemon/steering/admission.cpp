@@ -106,8 +106,9 @@ std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster,
         const bool fits = w.outcome == Weighed::Outcome::OwnGpus || w.outcome == Weighed::Outcome::Shares;
         const std::string node = w.node >= 0 ? topo.nodes()[static_cast<std::size_t>(w.node)].name : "";
         if (!job.gated) {
-            // In Slurm's hands: it starts wherever it fits first.
-            if (w.decision.placed)
+            // In Slurm's hands: it starts wherever it fits first, whatever the sharing rule says of
+            // it (a job colocd released in an earlier round is one too until it starts).
+            if (w.decision.placed || w.decision.held)
                 add_released(state, job, w.decision.chosen);
             else
                 ahead.add(job);

@@ -11,7 +11,10 @@
 //         list set to the engine's node (unless the user named nodes), so that Slurm starts it
 //         where colocd weighed it;
 //       a shared slot that does not pay, or no place -> held: its lease renewed.
-//     A released job goes onto the round's copy of the cluster, so the jobs behind it see it.
+//     A released job goes onto the round's copy of the cluster, so the jobs behind it see it; so
+//     does a job that is no longer gated (one released in an earlier round that has not started
+//     yet, or one job_submit.lua let pass), where the engine would place it: Slurm starts it
+//     whatever the sharing rule says of it.
 //   - A job held is not given the backfill reservation Slurm would give it, so colocd keeps
 //     it: a job behind it that would take a GPU idle by the held job's expected start (idle
 //     now, or shared with jobs that end by then) is released only when its time limit ends

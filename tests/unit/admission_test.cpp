@@ -89,6 +89,21 @@ TEST_CASE("admission: a job Slurm starts first (not gated) takes its place befor
     CHECK_FALSE(v[1].release);  // the idle GPU went to job 9
 }
 
+TEST_CASE("admission: a job in Slurm's hands takes its slot even where the rule would hold it") {
+    Cluster c;
+    c.run(1, 0, 100);
+    c.run(2, 1, 100);
+    c.run(3, 1, 100);  // GPU 1 full; GPU 0's second slot is the only one free
+    // Job 9 is no longer gated (colocd released it in an earlier round, or job_submit.lua let it
+    // pass): Slurm starts it in that slot, although the rule would hold it (90 + 90 s > 100 s).
+    const auto v = c.plan({c.pending(9, c.heavy, 1000), c.gated(10, c.light, 1000)});
+    REQUIRE(v.size() == 2);
+    CHECK_FALSE(v[0].gated);
+    // So the light job, which would share that slot at a small price, has no place left.
+    CHECK_FALSE(v[1].release);
+    CHECK(v[1].why.find("no place") != std::string::npos);
+}
+
 TEST_CASE("admission: a job behind a held one gets GPUs of its own only if it ends before they are due") {
     Cluster c;
     c.run(1, 0, 100);  // GPU 1 idle; GPU 0 frees at 100 s
