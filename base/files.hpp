@@ -13,6 +13,10 @@ std::string open_for_reading(std::ifstream& in, const std::string& path);
 // Opens `path` for writing (truncating) into `out`; "" on success, else why not.
 std::string open_for_writing(std::ofstream& out, const std::string& path);
 
+// Replaces `path` with `text` at once (a reader sees the old file or the new, never a part),
+// with permissions `mode`; "" on success, else why not.
+std::string replace_file(const std::string& path, const std::string& text, unsigned mode);
+
 // The OS's reason for the last failure (strerror(errno)), or `fallback` when errno says nothing.
 std::string os_reason(const char* fallback = "unknown error");
 

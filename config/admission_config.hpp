@@ -2,6 +2,8 @@
 // daemon/steering/admission.hpp.
 #pragma once
 
+#include <string>
+
 #include "place/arrival_window.hpp"
 
 namespace coloc::daemon {
@@ -22,6 +24,10 @@ struct AdmissionConfig {
     // only its margin holds back (place/sharing_rule.hpp: exploration); 0, the default, never:
     // on bench/replay-quality exploring cost more than it taught.
     double explore_share = 0;
+    // Where colocd writes, after each round, the GPUs a job submitted now may take at once
+    // (daemon/steering/standing_offers.hpp); job_submit.lua reads the same path. Empty = none:
+    // every bind job waits for a round.
+    std::string offers_file = "/run/coloc/offers";
 };
 
 }  // namespace coloc::daemon

@@ -81,7 +81,7 @@ void read_elastic(const Reader& r, const YAML::Node& n, ElasticConfig& e) {
 }
 
 // `admission: on|off`, or a mapping with enabled, interval_s, watch_ms, lease_s,
-// max_updates_per_round, max_pending_jobs, arrival_window_s, explore_share.
+// max_updates_per_round, max_pending_jobs, arrival_window_s, explore_share, offers_file.
 void read_admission(const Reader& r, const YAML::Node& n, AdmissionConfig& a) {
     if (n.IsScalar()) {
         const std::string v = r.str(n, "admission");
@@ -93,7 +93,7 @@ void read_admission(const Reader& r, const YAML::Node& n, AdmissionConfig& a) {
     if (!n.IsMap()) r.fail(n, "admission", "expected on, off or a mapping");
     r.only_keys(n, "admission",
                 {"enabled", "interval_s", "watch_ms", "lease_s", "max_updates_per_round", "max_pending_jobs",
-                 "arrival_window_s", "explore_share"});
+                 "arrival_window_s", "explore_share", "offers_file"});
     if (n["enabled"]) a.enabled = r.boolean(n["enabled"], "admission.enabled");
     if (n["interval_s"]) a.interval_s = r.integer(n["interval_s"], "admission.interval_s", 1, 3600);
     if (n["watch_ms"]) a.watch_ms = r.integer(n["watch_ms"], "admission.watch_ms", 0, 60000);
@@ -109,6 +109,11 @@ void read_admission(const Reader& r, const YAML::Node& n, AdmissionConfig& a) {
     if (n["arrival_window_s"])
         a.arrival_window_s = r.integer(n["arrival_window_s"], "admission.arrival_window_s", 0, 365 * 86400);
     if (n["explore_share"]) a.explore_share = r.number(n["explore_share"], "admission.explore_share", 0, 1);
+    if (n["offers_file"]) {
+        a.offers_file = r.str(n["offers_file"], "admission.offers_file");
+        if (!a.offers_file.empty() && a.offers_file.front() != '/')
+            r.fail(n["offers_file"], "admission.offers_file", "'" + a.offers_file + "' is not an absolute path");
+    }
 }
 
 void read_steering(const Reader& r, const YAML::Node& n, SteeringConfig& s) {

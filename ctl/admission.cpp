@@ -13,6 +13,32 @@ namespace {
 const std::vector<Field> kPendingFields = {
     {"job_id", "JOBID", true}, {"released", "RELEASED"}, {"node", "NODE"}, {"why", "WHY"}};
 
+// The GPUs a job submitted now may take at once (colocd.yaml(5), admission: standing offers).
+void print_offers(const json& o) {
+    const std::string file = o.value("file", std::string());
+    if (file.empty()) {
+        std::cout << "standing offers: none (admission.offers_file is empty)\n";
+        return;
+    }
+    std::cout << "standing offers in " << file << ": ";
+    if (!o.value("error", std::string()).empty()) {
+        std::cout << "not written: " << o["error"].get<std::string>() << "\n";
+        return;
+    }
+    if (!o.value("written", false)) {
+        std::cout << "none written yet\n";
+        return;
+    }
+    if (o["nodes"].empty()) std::cout << "none (no idle GPU, or a job is held)";
+    bool first = true;
+    for (const json& n : o["nodes"]) {
+        std::cout << (first ? "" : ", ") << n.value("node", std::string()) << " " << n.value("gpus", 0)
+                  << (n.value("gpus", 0) == 1 ? " GPU" : " GPUs");
+        first = false;
+    }
+    std::cout << "\n";
+}
+
 }  // namespace
 
 void add_admission_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
@@ -41,6 +67,7 @@ void add_admission_command(CLI::App& app, const CtlOptions& opts, int& exit_code
             std::cout << "arrivals expected: " << s["arrivals"].value("jobs_per_hour", 0.0)
                       << " bind jobs/h, counted over the last " << s["arrivals"].value("counted_s", 0.0) / 3600
                       << " h (window " << s["arrivals"].value("window_s", 0) << " s)\n";
+        if (s.contains("offers")) print_offers(s["offers"]);
         if (s.contains("exploration") && s["exploration"].value("share", 0.0) > 0)
             std::cout << "exploration: " << s["exploration"].value("explored", 0) << " of "
                       << s["exploration"].value("weighed", 0)

@@ -293,6 +293,7 @@ replay::ReplaySetup replay_setup(const ReplayArgs& a, const ReplayCluster& clust
         setup.admission_delay_s = (watch_s > 0 ? std::min(watch_s, interval_s) : interval_s) / 2;
     }
     setup.sim.arrival_window_s = cluster.admission.arrival_window_s;
+    setup.sim.standing_offers = !cluster.admission.offers_file.empty();
     setup.policies = place::parse_policy_list(a.policies, replay::replay_policy_names());
     setup.model = models.placement.get();
     setup.truth = models.truth;

@@ -19,6 +19,13 @@ longer. When colocd is away nobody renews the lease and the job starts by itself
 late. A job that sets its own --begin, runs with --coloc=off, or whose AdminComment a site set,
 is not gated.
 
+Standing offers: colocd writes, after each round, the GPUs a job submitted now may take at once
+(colocd.yaml(5), admission.offers_file: OFFERS_FILE below, on the host that runs slurmctld). A
+one-node job that would be gated and fits an offer is not gated: its node list is set to the
+offer's node and coloc_offer is added to its AdminComment, and Slurm starts it at once, as it
+would without coloc. Each offer is taken once. No file, or one colocd stopped renewing: every
+job is gated.
+
 Install: copy it beside slurm.conf as job_submit.lua, set JobSubmitPlugins=lua in slurm.conf,
 list your bind partitions below (those colocd.yaml gives `mode: bind`), and run
 `scontrol reconfigure`. slurmctld rereads this file when it changes.
@@ -31,6 +38,9 @@ local SLOT = "gpuslot"
 
 -- How long a gated job waits for colocd's first verdict at most (colocd renews its own leases).
 local GATE_S = 30
+
+-- colocd's standing offers (colocd.yaml admission.offers_file); the same path on both sides.
+local OFFERS_FILE = "/run/coloc/offers"
 
 local is_bind = {}
 for _, p in ipairs(bind_partitions) do is_bind[p] = true end
@@ -124,7 +134,108 @@ local function has_time_limit(job_desc)
     return t ~= nil and t ~= slurm.NO_VAL and t ~= slurm.INFINITE and t > 0
 end
 
--- A bind job with slots and a time limit pends until colocd releases it (or GATE_S passes).
+-- ---- standing offers --------------------------------------------------------------------
+
+-- Offers taken since colocd's read of the queue that the file rests on: {node, gpus, at}. They
+-- count against the file's offers until a later read (as_of) shows their jobs to colocd.
+local taken = {}
+
+-- The offers in force: {as_of, expires, list = {{node, gpus}...}}, nil when none.
+local function read_offers()
+    local f = io.open(OFFERS_FILE, "r")
+    if f == nil then return nil end
+    local o = { list = {} }
+    for line in f:lines() do
+        local key, value = string.match(line, "^(%a[%a_]*) (%d+)$")
+        if key == "as_of" or key == "expires" then o[key] = tonumber(value) end
+        local node, gpus = string.match(line, "^offer (%S+) (%d+)$")
+        if node ~= nil then table.insert(o.list, { node = node, gpus = tonumber(gpus) }) end
+    end
+    f:close()
+    if o.as_of == nil or o.expires == nil or os.time() > o.expires then return nil end
+    return o
+end
+
+-- Whether `name` is in a Slurm host list ("ALL", "n1,n2", "n[1-4,7]", "gpu[01-16]"). A form it
+-- does not read counts as not in it (the job is then gated, as without offers).
+local function in_hostlist(list, name)
+    if list == nil or list == "" then return false end
+    if list == "ALL" then return true end
+    local items, depth, start = {}, 0, 1
+    for i = 1, #list do
+        local c = string.sub(list, i, i)
+        if c == "[" then depth = depth + 1 elseif c == "]" then depth = depth - 1
+        elseif c == "," and depth == 0 then
+            table.insert(items, string.sub(list, start, i - 1))
+            start = i + 1
+        end
+    end
+    table.insert(items, string.sub(list, start))
+    for _, item in ipairs(items) do
+        if item == name then return true end
+        local prefix, ranges, suffix = string.match(item, "^([^%[]*)%[([%d,%-]+)%]([^%[]*)$")
+        if prefix ~= nil and #name > #prefix + #suffix and string.sub(name, 1, #prefix) == prefix and
+            string.sub(name, #name - #suffix + 1) == suffix then
+            local digits = string.sub(name, #prefix + 1, #name - #suffix)
+            local n = string.match(digits, "^%d+$") and tonumber(digits)
+            for range in string.gmatch(ranges, "[^,]+") do
+                local lo, hi = string.match(range, "^(%d+)%-(%d+)$")
+                lo = lo or range
+                hi = hi or range
+                -- zero-padded ranges (01-16) name nodes of that width only
+                local width_ok = string.sub(lo, 1, 1) ~= "0" or #digits == #lo
+                if n and width_ok and n >= tonumber(lo) and n <= tonumber(hi) then return true end
+            end
+        end
+    end
+    return false
+end
+
+local function unset(v) return v == nil or v == slurm.NO_VAL or v == 0 end
+
+-- The GPU slots a one-node job asks for, when its request is that simple: nil otherwise.
+local function one_node_slots(job_desc)
+    if not (unset(job_desc.min_nodes) or job_desc.min_nodes == 1) then return nil end
+    if not (unset(job_desc.max_nodes) or job_desc.max_nodes == 1) then return nil end
+    for _, field in ipairs({ "tres_per_job", "tres_per_task", "tres_per_socket" }) do
+        local v = job_desc[field]
+        if v ~= nil and string.find(v, SLOT, 1, true) ~= nil then return nil end
+    end
+    local count = string.match(job_desc.tres_per_node or "", "^gres[:/]" .. SLOT .. ":(%d+)$")
+    return count and tonumber(count)
+end
+
+-- Gives a job about to be gated a standing offer's node when one fits it; true when it did.
+local function take_offer(job_desc, part_list, names)
+    if #names ~= 1 or part_list == nil or part_list[names[1]] == nil then return false end
+    if not (job_desc.req_nodes == nil or job_desc.req_nodes == "") then return false end
+    if not (job_desc.exc_nodes == nil or job_desc.exc_nodes == "") then return false end
+    local gpus = one_node_slots(job_desc)
+    if gpus == nil or gpus < 1 then return false end
+    local offers = read_offers()
+    if offers == nil then return false end
+    local still = {}
+    for _, t in ipairs(taken) do
+        if t.at >= offers.as_of then table.insert(still, t) end
+    end
+    taken = still
+    local part_nodes = part_list[names[1]].nodes
+    for _, o in ipairs(offers.list) do
+        local left = o.gpus
+        for _, t in ipairs(taken) do
+            if t.node == o.node then left = left - t.gpus end
+        end
+        if left >= gpus and in_hostlist(part_nodes, o.node) then
+            job_desc.req_nodes = o.node
+            table.insert(taken, { node = o.node, gpus = gpus, at = os.time() })
+            return true
+        end
+    end
+    return false
+end
+
+-- A bind job with slots and a time limit pends until colocd releases it (or GATE_S passes),
+-- unless it takes a standing offer.
 local function gate(job_desc, part_list)
     local names = partitions_of(job_desc, part_list)
     if #names == 0 then return end
@@ -137,6 +248,13 @@ local function gate(job_desc, part_list)
     -- leave a job to Slurm alone.
     local current = job_desc.admin_comment
     if current == nil or string.match(current, "^coloc_profile=") == nil then return end
+    local ok, offered = pcall(take_offer, job_desc, part_list, names)
+    if ok and offered then
+        job_desc.admin_comment = current .. " coloc_offer"
+        slurm.log_info("coloc: job of uid %s takes colocd's standing offer on %s", tostring(job_desc.user_id),
+                       job_desc.req_nodes)
+        return
+    end
     job_desc.begin_time = os.time() + GATE_S
     job_desc.admin_comment = current .. " coloc_gate"
 end

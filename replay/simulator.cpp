@@ -152,11 +152,12 @@ public:
         auto t0 = std::chrono::steady_clock::now();
         const std::size_t n = jobs_.size();
         std::size_t next_arrival = 0, finished = 0, reported = 0;
-        while (next_arrival < n || !heap_.empty() || !passes_.empty()) {
+        const double delay = options_.admission_delay_s;
+        while (next_arrival < n || !gated_.empty() || !heap_.empty() || !passes_.empty()) {
             double t_end = heap_.empty() ? kInf : finish_[static_cast<std::size_t>(heap_.top())];
-            const double delay = options_.admission_delay_s;
-            double t_arr = next_arrival < n ? jobs_[next_arrival].submit + delay : kInf;
-            const double now = std::min({t_end, t_arr, passes_.empty() ? kInf : passes_.front()});
+            const double t_sub = next_arrival < n ? jobs_[next_arrival].submit : kInf;
+            const double t_due = gated_.empty() ? kInf : jobs_[static_cast<std::size_t>(gated_.front())].submit + delay;
+            const double now = std::min({t_end, t_sub, t_due, passes_.empty() ? kInf : passes_.front()});
             now_ = now;
             bool ended = false;
             while (!heap_.empty() && finish_[static_cast<std::size_t>(heap_.top())] <= now) {
@@ -166,8 +167,11 @@ public:
             }
             const bool was_empty = queue_live_ == 0;
             const std::size_t first_new = queue_.size();
-            while (next_arrival < n && jobs_[next_arrival].submit + delay <= now)
-                enqueue(static_cast<int>(next_arrival++));
+            while (next_arrival < n && jobs_[next_arrival].submit <= now) submitted(static_cast<int>(next_arrival++));
+            while (!gated_.empty() && jobs_[static_cast<std::size_t>(gated_.front())].submit + delay <= now) {
+                enqueue(gated_.front());
+                gated_.pop_front();
+            }
             pass_when_due(now, ended, was_empty, first_new);
             note_busy(now);
             if (options_.observer) options_.observer(state_, now);
@@ -185,6 +189,47 @@ public:
 
 private:
     // ---- queue -------------------------------------------------------------------------
+    // A submission. Under admission (admission_delay_s > 0) it joins the queue once admission
+    // weighed it, unless it takes a standing offer (daemon/steering/standing_offers.hpp): while
+    // no job a pass turned down waits, a one-node job that fits a node's idle GPUs, less those
+    // the jobs queued since the last pass will take, joins at once, on the node with the fewest
+    // that fit, and is placed there as colocd's launch places it (no sharing rule).
+    void submitted(int j) {
+        const ReplayJob& job = jobs_[static_cast<std::size_t>(j)];
+        if (options_.admission_delay_s > 0 && options_.standing_offers && held_after_pass_ == 0 && job.nodes == 1) {
+            claimed_.clear();
+            for (std::size_t pos = std::max(passed_upto_, head_); pos < queue_.size(); ++pos) {
+                const int q = queue_[pos];
+                const ReplayJob& fresh = jobs_[static_cast<std::size_t>(q)];
+                if (!queued_[static_cast<std::size_t>(q)] || fresh.nodes != 1) continue;
+                if (const int n = offer_node(fresh.gpus_per_node); n >= 0) claimed_[n] += fresh.gpus_per_node;
+            }
+            if (const int node = offer_node(job.gpus_per_node); node >= 0) {
+                offered_node_[j] = node;
+                enqueue(j);
+                return;
+            }
+        }
+        gated_.push_back(j);
+    }
+    // The node with the fewest idle GPUs (less claimed_) that fit `gpus`, the lowest of those;
+    // -1 when none.
+    int offer_node(int gpus) const {
+        int best = -1, best_idle = std::numeric_limits<int>::max();
+        const auto consider = [&](int n, int idle) {
+            if (idle >= gpus && (idle < best_idle || (idle == best_idle && n < best))) best = n, best_idle = idle;
+        };
+        for (const auto& [n, taken] : claimed_) consider(n, state_.idle_gpus(n) - taken);
+        for (int v = std::max(1, gpus); v <= state_.max_gpus_per_node() && v <= best_idle; ++v) {
+            const place::NodeSet& nodes = state_.nodes_with(place::Capacity::Idle, v);
+            for (int n = nodes.next(-1); n >= 0; n = nodes.next(n))
+                if (!claimed_.count(n)) {
+                    consider(n, v);
+                    break;
+                }
+        }
+        return best;
+    }
     void enqueue(int j) {
         const ReplayJob& job = jobs_[static_cast<std::size_t>(j)];
         queue_.push_back(j);
@@ -233,6 +278,8 @@ private:
         r.profile = jobs_[static_cast<std::size_t>(j)].profile;
         r.gpus_per_node = jobs_[static_cast<std::size_t>(j)].gpus_per_node;
         r.nodes = jobs_[static_cast<std::size_t>(j)].nodes;
+        if (!offered_node_.empty())
+            if (const auto it = offered_node_.find(j); it != offered_node_.end()) r.allowed_nodes = {it->second};
         return r;
     }
 
@@ -256,7 +303,7 @@ private:
                                       .exploration = options_.explore_share > 0 ? &exploration_ : nullptr,
                                       .nodes_wanted = &demand_.nodes_wanted(),
                                       .in_words = false};
-        if (options_.outlook) r.outlook = &outlook;
+        if (options_.outlook && r.allowed_nodes.empty()) r.outlook = &outlook;  // an offer's job: as launch places it
         if (turned_down_.still_turned_down(state_, r, now)) {
             ++run_.declined;
             ++run_.unchanged;
@@ -286,6 +333,7 @@ private:
                 for (int g : p.gpus) idle_by_shadow_[flat(p.node, g)] = 0;  // taken: no longer the head's
         turned_down_.forget(j);
         blocked_.erase(j);
+        if (!offered_node_.empty()) offered_node_.erase(j);
         start(j, std::move(d.chosen.where), now);
         return true;
     }
@@ -305,6 +353,7 @@ private:
                 full_pass(now);
             else
                 arrivals_pass(now, first_new);
+            passed();
             return;
         }
         if (ended || arrived) {
@@ -324,6 +373,13 @@ private:
             full_pass(now);
         else
             arrivals_pass(now, pass_first_new_);
+        passed();
+    }
+    // After a pass: the jobs still queued were turned down (colocd holds them); those queued from
+    // here on are fresh until the next pass (between passes nothing leaves the queue).
+    void passed() {
+        held_after_pass_ = queue_live_;
+        passed_upto_ = queue_.size();
     }
 
     void full_pass(double now) {
@@ -741,6 +797,11 @@ private:
     // With pass_interval_s: the passes due (in time order), whether something happened since the
     // last one, whether the next must be a full pass, and the first job queued since the last.
     std::deque<double> passes_;
+    std::deque<int> gated_;                      // submitted, waiting for admission's round (submission order)
+    std::unordered_map<int, int> offered_node_;  // queued on a standing offer: its node
+    std::size_t held_after_pass_ = 0;            // jobs left queued by the last pass
+    std::size_t passed_upto_ = 0;                // queue_'s size then: jobs queued later are fresh
+    std::unordered_map<int, int> claimed_;       // submitted(): idle GPUs the fresh jobs will take, per node
     bool pass_owed_ = false;
     bool pass_full_ = false;
     std::size_t pass_first_new_ = 0;

@@ -103,8 +103,11 @@ struct SimOptions {
     // (place::ExplorationBudget); 0: none. Worth it only for a policy whose model learns.
     double explore_share = 0;
     // A job joins the queue this long after its submission (its JCT still counts from it): the
-    // wait for admission's release (ReplaySetup::admission_delay_s).
+    // wait for admission's release (ReplaySetup::admission_delay_s). With it > 0, a one-node job
+    // submitted while no job is queued and that fits a node's idle GPUs takes colocd's standing
+    // offer: it joins at once, on the node with the fewest idle GPUs that fit.
     double admission_delay_s = 0;
+    bool standing_offers = true;  // colocd writes them (admission.offers_file set)
     // The arrivals the sharing rule expects are counted over this window (place::QueueDemand;
     // 0: every submission so far), as colocd counts them (admission.arrival_window_s).
     double arrival_window_s = place::kArrivalWindowS;

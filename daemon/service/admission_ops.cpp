@@ -3,7 +3,9 @@
 // colocd stops. The rounds themselves run in elastic_ops.cpp's size_slots, from the same read
 // of Slurm's queue.
 #include <ctime>
+#include <filesystem>
 
+#include "base/files.hpp"
 #include "daemon/log.hpp"
 #include "daemon/service/slot_sizing.hpp"
 #include "proto/fields.hpp"
@@ -18,7 +20,32 @@ std::int64_t now_s() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
 }  // namespace
 
-SlotSizing::~SlotSizing() { submit_to_slurm(admission_.release_all(now_s())); }
+SlotSizing::~SlotSizing() {
+    publish_offers(std::nullopt);
+    submit_to_slurm(admission_.release_all(now_s()));
+}
+
+void SlotSizing::publish_offers(const std::optional<std::string>& text) {
+    const std::string& path = admission_.config().offers_file;
+    if (path.empty()) return;
+    std::error_code ec;
+    if (!text) {  // gone, so that no job takes an offer colocd no longer stands by
+        if (offers_written_) std::filesystem::remove(path, ec);
+        offers_written_ = false;
+        offers_.clear();
+        offers_as_of_ = 0;
+        return;
+    }
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    const std::string why = base::replace_file(path, *text, 0644);  // slurmctld's user reads it
+    if (why.empty()) {
+        offers_written_ = true;
+        if (!offers_error_.empty()) log_info("admission: standing offers written again to " + path);
+    } else if (why != offers_error_) {
+        log_error("admission: standing offers not written (every bind job waits for a round): " + why);
+    }
+    offers_error_ = why;
+}
 
 void SlotSizing::submit_to_slurm(std::vector<JobUpdate> updates) {
     if (updates.empty()) return;
@@ -55,6 +82,16 @@ json SlotSizing::admission_json() const {
                        {"counted_s", arrivals.counted_s},
                        {"seen_s", arrivals.seen_s},
                        {"jobs_per_hour", arrivals.jobs_per_s * 3600}};
+    // The standing offers of the latest round (none while a job is held).
+    json offered = json::array();
+    for (const StandingOffer& o : offers_)
+        offered.push_back(
+            {{"node", state_.cfg.topology.nodes()[static_cast<std::size_t>(o.node)].name}, {"gpus", o.gpus}});
+    out["offers"] = {{"file", admission_.config().offers_file},
+                     {"written", offers_written_},
+                     {"as_of", offers_as_of_},
+                     {"nodes", offered},
+                     {"error", offers_error_}};
     // Exploration's account: the rule's decisions weighed and, of them, pairings tried although
     // only the margin held them (at most share x weighed).
     const place::ExplorationBudget& e = admission_.exploration_account();

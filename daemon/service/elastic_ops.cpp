@@ -37,11 +37,12 @@ bool in_bind_partitions(const Config& cfg, const std::string& partitions) {
     return any;
 }
 
-// job_submit.lua's tag on the jobs it gave a BeginTime for colocd to weigh.
-bool gated_by_coloc(const std::string& admin_comment) {
+// job_submit.lua's tags: coloc_gate on the jobs it gave a BeginTime for colocd to weigh,
+// coloc_offer on those it gave a standing offer's node.
+bool tagged(const std::string& admin_comment, const std::string& tag) {
     std::stringstream in(admin_comment);
     for (std::string word; in >> word;)
-        if (word == "coloc_gate") return true;
+        if (word == tag) return true;
     return false;
 }
 
@@ -62,6 +63,29 @@ std::string tagged_profile(const std::string& admin_comment) {
 }
 
 }  // namespace
+
+// A job Slurm started whose launch colocd has not heard yet (a few hundred ms after its start,
+// or longer for one colocd restarted beside): it takes GPUs on its nodes, which admission counts
+// where the engine would place it there, as launch will.
+void SlotSizing::add_started(BindQueue& q, const SlurmJob& j, std::int64_t now) const {
+    const auto& topo = state_.cfg.topology;
+    PendingJob p;
+    p.id = j.job_id;
+    p.uid = j.uid;
+    p.slots_per_node = slots_per_node(j);
+    for (const auto& where : j.nodes)
+        if (const int n = topo.node_index(where.node); n >= 0) {
+            p.allowed_nodes.push_back(n);
+            if (p.slots_per_node <= 0) p.slots_per_node = where.gpu_count;
+        }
+    if (p.slots_per_node <= 0 || p.allowed_nodes.empty()) return;
+    p.nodes = static_cast<int>(p.allowed_nodes.size());
+    p.time_limit_s = static_cast<double>(j.time_limit_s);
+    p.profile = state_.profile_for(tagged_profile(j.admin_comment), state_.user_names.of(j.uid, now), j.name);
+    p.own_node_list = true;
+    p.running = true;
+    q.started.push_back(std::move(p));
+}
 
 std::vector<int> SlotSizing::bind_nodes() const {
     std::vector<int> out;
@@ -85,16 +109,25 @@ BindQueue SlotSizing::bind_queue(const SlurmSnapshot& snap, int max_pending) con
     const auto& topo = state_.cfg.topology;
     BindQueue q;
     q.running_use.assign(topo.nodes().size(), 0);
+    q.unseen_use.assign(topo.nodes().size(), 0);
     q.demand = submitted_;
     std::vector<std::pair<const SlurmJob*, PendingJob>> pending;
     for (const SlurmJob& j : snap.jobs) {
         if (!in_bind_partitions(state_.cfg, j.partition)) continue;
         if (j.running) {
+            const bool unseen = !state_.cluster.find(static_cast<place::JobId>(j.job_id));
             for (const auto& where : j.nodes)
-                if (const int n = topo.node_index(where.node); n >= 0)
+                if (const int n = topo.node_index(where.node); n >= 0) {
                     q.running_use[static_cast<std::size_t>(n)] += where.gpu_count;
+                    // A job that has just started may not show its GRES per node yet: then it
+                    // holds what it asked for.
+                    if (unseen)
+                        q.unseen_use[static_cast<std::size_t>(n)] +=
+                            where.gpu_count > 0 ? where.gpu_count : slots_per_node(j);
+                }
             if (j.time_limit_s > 0 && j.start_time > 0)
                 q.ends[static_cast<place::JobId>(j.job_id)] = static_cast<double>(j.start_time + j.time_limit_s);
+            if (unseen) add_started(q, j, snap.taken_at);
             continue;
         }
         if (!j.pending) continue;
@@ -112,8 +145,9 @@ BindQueue SlotSizing::bind_queue(const SlurmSnapshot& snap, int max_pending) con
                 for (const std::string& name : *names)
                     if (const int n = topo.node_index(name); n >= 0) p.allowed_nodes.push_back(n);
         p.uid = j.uid;
-        p.gated = j.waits_for_begin && gated_by_coloc(j.admin_comment);
-        p.own_node_list = !j.required_nodes.empty();
+        p.gated = j.waits_for_begin && tagged(j.admin_comment, "coloc_gate");
+        p.offered = !j.required_nodes.empty() && tagged(j.admin_comment, "coloc_offer");
+        p.own_node_list = !j.required_nodes.empty() && !p.offered;
         pending.emplace_back(&j, std::move(p));
     }
     // Slurm's order: higher priority first, then earlier submission.
@@ -179,15 +213,25 @@ void SlotSizing::size_slots(std::int64_t now_ms) {
             bind_queue(snap, elastic ? state_.cfg.elastic.max_pending_jobs : state_.cfg.admission.max_pending_jobs);
         const KnownEnds time(state_.cluster, static_cast<double>(snap.taken_at), std::move(q.ends));
         if (!admit) {
+            publish_offers(std::nullopt);
             std::vector<JobUpdate> release;
             for (const PendingJob& p : q.pending)
                 if (p.gated) release.push_back({p.id, snap.taken_at, std::nullopt});
             submit_to_slurm(std::move(release));
             if (!elastic) return;
         } else {
-            const auto verdicts = plan_admission(state_.cluster, state_.policy, time, bind_nodes(), q.pending,
-                                                 &q.demand, admission_.exploration());
+            place::ClusterState planned(topo);
+            // The jobs Slurm started that colocd has not seen launch go first: they hold their GPUs.
+            std::vector<PendingJob> queue = std::move(q.started);
+            queue.insert(queue.end(), q.pending.begin(), q.pending.end());
+            const auto verdicts = plan_admission(state_.cluster, state_.policy, time, bind_nodes(), queue, &q.demand,
+                                                 admission_.exploration(), &planned);
             submit_to_slurm(admission_.apply(verdicts, snap.taken_at));
+            // Offers hold until two rounds are missed: then jobs are gated again.
+            const std::int64_t expires = snap.taken_at + 2 * admission_.config().interval_s + 1;
+            offers_ = standing_offers(planned, bind_nodes(), verdicts, q.unseen_use);
+            offers_as_of_ = snap.taken_at;
+            publish_offers(offers_text(offers_, topo, snap.taken_at, expires));
             return;
         }
         const ElasticPlan plan =

@@ -23,6 +23,7 @@
 #include "daemon/steering/admission.hpp"
 #include "daemon/steering/elastic_slots.hpp"
 #include "daemon/steering/node_writer.hpp"
+#include "daemon/steering/standing_offers.hpp"
 #include "daemon/steering/steering.hpp"
 #include "proto/auth.hpp"
 #include "proto/envelope.hpp"
@@ -32,8 +33,10 @@ namespace coloc::daemon {
 // The bind partitions' queue as one read of Slurm shows it.
 struct BindQueue {
     std::vector<int> running_use;         // slots Slurm's running jobs hold, per node index
+    std::vector<int> unseen_use;          // of them, those of jobs colocd holds no launch of
     std::map<place::JobId, double> ends;  // running jobs' expected ends (start + time limit)
     std::vector<PendingJob> pending;      // Slurm's order, the head only
+    std::vector<PendingJob> started;      // running in Slurm, no launch heard yet (where it runs)
     place::QueueDemand demand;            // the jobs submitted over the arrival window, and the whole queue
 };
 
@@ -74,10 +77,13 @@ public:
 private:
     void steer(std::int64_t now_ms);
     void size_slots(std::int64_t now_ms);
+    // Writes admission's standing offers after a round (nullopt: none hold, the file goes).
+    void publish_offers(const std::optional<std::string>& text);
     void submit_to_slurm(std::vector<NodeUpdate> updates);
     void submit_to_slurm(std::vector<SlotUpdate> updates);
     void submit_to_slurm(std::vector<JobUpdate> updates);
     BindQueue bind_queue(const slurm::SlurmSnapshot& snap, int max_pending) const;
+    void add_started(BindQueue& q, const slurm::SlurmJob& j, std::int64_t now) const;
     void remember_times(const slurm::SlurmSnapshot& snap);
     // Counts, once each, the bind jobs asking for GPU slots that a read shows for the first time.
     void note_submissions(const slurm::SlurmSnapshot& snap);
@@ -99,6 +105,10 @@ private:
                                                          // over admission.arrival_window_s
     std::set<std::int64_t> counted_;                     // of them, those the latest read showed
     std::unique_ptr<SlurmNodeWriter> node_writer_;       // exists once either was on
+    bool offers_written_ = false;                        // admission.offers_file is colocd's now
+    std::vector<StandingOffer> offers_;                  // the latest round's standing offers
+    std::int64_t offers_as_of_ = 0;                      // and the read they rest on (0: none)
+    std::string offers_error_;                           // why the latest write failed, logged once
 };
 
 }  // namespace coloc::daemon

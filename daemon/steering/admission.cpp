@@ -65,18 +65,21 @@ bool takes_its_start(const place::ClusterState& state, const place::TimeOutlook&
 std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster, const place::Policy& policy,
                                              const place::TimeOutlook& time, const std::vector<int>& nodes,
                                              const std::vector<PendingJob>& pending, const place::QueueDemand* demand,
-                                             place::ExplorationBudget* exploration) {
+                                             place::ExplorationBudget* exploration, place::ClusterState* planned) {
     place::ClusterState state = cluster;
     const place::Topology& topo = state.topology();
     std::vector<AdmissionVerdict> out;
     std::vector<Kept> kept;
     QueueAhead ahead;
-    ahead.others_waiting = static_cast<int>(pending.size()) - 1;
+    ahead.others_waiting = static_cast<int>(std::count_if(pending.begin(), pending.end(),
+                                                          [](const PendingJob& j) { return !j.running; })) -
+                           1;
     for (const PendingJob& job : pending) {
         AdmissionVerdict v;
         v.id = job.id;
         v.uid = job.uid;
         v.gated = job.gated;
+        v.offered = job.offered;
         place::JobRequest request;
         if (job.gated && job.nodes > 1) {
             v.release = true;
@@ -107,11 +110,13 @@ std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster,
         const std::string node = w.node >= 0 ? topo.nodes()[static_cast<std::size_t>(w.node)].name : "";
         if (!job.gated) {
             // In Slurm's hands: it starts wherever it fits first, whatever the sharing rule says of
-            // it (a job colocd released in an earlier round is one too until it starts).
+            // it (a job colocd released in an earlier round is one too until it starts). One that
+            // Slurm started already has no verdict: it only takes its GPUs.
             if (w.decision.placed || w.decision.held)
                 add_released(state, job, w.decision.chosen);
-            else
+            else if (!job.running)
                 ahead.add(job);
+            if (job.running) continue;
             v.why = "not gated by coloc";
             out.push_back(std::move(v));
             continue;
@@ -137,6 +142,7 @@ std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& cluster,
         }
         out.push_back(std::move(v));
     }
+    if (planned) *planned = std::move(state);
     return out;
 }
 
@@ -164,6 +170,7 @@ std::vector<JobUpdate> AdmissionGate::apply(const std::vector<AdmissionVerdict>&
     for (const AdmissionVerdict& v : verdicts) {
         if (const auto it = lease_until_.find(v.id); it != lease_until_.end()) leases.insert(*it);
         if (const auto it = pinned_at_.find(v.id); it != pinned_at_.end()) pinned.insert(*it);
+        if (v.offered) pinned.try_emplace(v.id, now_s);  // its node list is job_submit.lua's, from an offer
         if (v.gated) {
             last_seen_[v.id] = v;
             if (v.release) {

@@ -14,14 +14,17 @@
 //     A released job goes onto the round's copy of the cluster, so the jobs behind it see it; so
 //     does a job that is no longer gated (one released in an earlier round that has not started
 //     yet, or one job_submit.lua let pass), where the engine would place it: Slurm starts it
-//     whatever the sharing rule says of it.
+//     whatever the sharing rule says of it. So does a job Slurm started whose launch colocd has
+//     not heard yet (PendingJob::running, first in the list), on its nodes: else its GPUs look
+//     idle for the few hundred ms until its launch, and a job is released onto them.
 //   - A job held is not given the backfill reservation Slurm would give it, so colocd keeps
 //     it: a job behind it that would take a GPU idle by the held job's expected start (idle
 //     now, or shared with jobs that end by then) is released only when its time limit ends
 //     before that start, and the first held job is the head whose delay
 //     the sharing rule prices for a job behind it that would share (as the replay's backfill
 //     gives its first queued job's reservation).
-//   - A job colocd gave a node that is still pending a lease later gets its node list cleared.
+//   - A job colocd gave a node that is still pending a lease later gets its node list cleared;
+//     so does a job that took a standing offer (standing_offers.hpp) and has not started.
 // Slurm's priorities decide who is weighed first; priority/basic and multifactor keep a job's
 // priority across BeginTime changes (checked on 22.05). This file decides (pure, no I/O).
 #pragma once
@@ -45,18 +48,21 @@ struct AdmissionVerdict {
     std::string node;      // the node its node list is set to; empty = Slurm picks
     std::string why;
     bool explores = false;  // released onto a pairing only the rule's margin held (exploration)
+    bool offered = false;   // took a standing offer at submission (standing_offers.hpp)
 };
 
 // The verdict on each job of `pending` (every pending bind job, Slurm's order). `state` is
 // copied: released jobs are added to the copy. `demand`: the jobs submitted and queued, as the
 // round's read of Slurm's queue shows them (null: the rule expects no arrivals and the engine
 // prices no fragmentation). `exploration`: the account held pairings may be tried from, kept
-// across rounds (null: none), as the replay keeps it across decisions.
+// across rounds (null: none), as the replay keeps it across decisions. `planned`, when given,
+// receives the copy: the cluster with the jobs released and those Slurm will start.
 std::vector<AdmissionVerdict> plan_admission(const place::ClusterState& state, const place::Policy& policy,
                                              const place::TimeOutlook& time, const std::vector<int>& nodes,
                                              const std::vector<PendingJob>& pending,
                                              const place::QueueDemand* demand = nullptr,
-                                             place::ExplorationBudget* exploration = nullptr);
+                                             place::ExplorationBudget* exploration = nullptr,
+                                             place::ClusterState* planned = nullptr);
 
 // One change of a pending job: its BeginTime, and its node list when set ("" clears it).
 struct JobUpdate {
@@ -97,7 +103,7 @@ private:
     AdmissionConfig cfg_;
     bool enabled_;
     std::map<std::int64_t, std::int64_t> lease_until_;  // held jobs: the BeginTime colocd set
-    std::map<std::int64_t, std::int64_t> pinned_at_;    // released with a node list: when
+    std::map<std::int64_t, std::int64_t> pinned_at_;    // released with a node list (or seen with an offer's): when
     std::vector<AdmissionVerdict> verdicts_;
     std::map<std::int64_t, AdmissionVerdict> last_seen_;  // the latest verdict per job, for explain
     std::int64_t rounds_ = 0, released_ = 0, last_round_s_ = 0;

@@ -26,6 +26,8 @@ struct PendingJob {
     std::vector<int> allowed_nodes;  // node indices it may run on; empty = any sized node
     bool gated = false;              // admission: pending until colocd releases it (job_submit.lua's BeginTime)
     bool own_node_list = false;      // the user named its nodes: colocd does not choose one for it
+    bool offered = false;            // job_submit.lua set its node list from a standing offer
+    bool running = false;            // Slurm started it on allowed_nodes; colocd has not heard its launch
 };
 
 bool may_run_on(const PendingJob& job, int node);

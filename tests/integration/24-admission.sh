@@ -6,7 +6,9 @@
 # job submitted after it, whose pairing pays, starts at once on the node colocd chose (its node
 # list). When a resident ends, the held job is released onto the GPUs it freed. Killed colocd
 # never leaves a job held: a held job starts by itself once its lease runs out, and no node is
-# drained or changed.
+# drained or changed. On an idle cluster, a timed job takes colocd's standing offer: job_submit.lua
+# gives it an idle node at submission, and Slurm starts it at once, ungated; a clean stop of
+# colocd withdraws the offers.
 source "$(dirname "$0")/lib.sh"
 require_colocd
 require_plugin
@@ -39,6 +41,26 @@ nodes_untouched() { # no node drained, every node at its full count
         [[ $(scontrol show node -o "$n" | tr ' ' '\n' | sed -n 's/^State=//p') != *DRAIN* ]] || return 1
     done
 }
+
+note "an idle cluster: timed jobs take colocd's standing offers and start at submission, ungated"
+offers=/run/coloc/offers
+has_offers() { grep -q '^offer n' "$offers"; }
+wait_for 10 has_offers || fail "colocd wrote no standing offers in $offers: $(cat "$offers" 2>&1)"
+colocctl admission | grep -q "^standing offers in $offers: n[1-4] 4 GPUs, " || fail "colocctl admission: $(colocctl admission)"
+o1=$(submit -p bind --gres=gpuslot:3 -t 5 --coloc-profile=resnet50-b64 --wrap 'sleep 300')
+o2=$(submit -p bind --gres=gpuslot:3 -t 5 --coloc-profile=resnet50-b64 --wrap 'sleep 300')
+for id in "$o1" "$o2"; do
+    wait_running "$id" 10
+    [[ $(scontrol show job -o "$id") == *"AdminComment=coloc_profile=resnet50-b64 coloc_offer "* ]] ||
+        fail "job $id did not take an offer: $(scontrol show job -o "$id")"
+    assert_eq "$(job_field "$id" ReqNodeList)" "$(job_field "$id" NodeList)" "node of job $id (the offer's)"
+    started=$(($(date -d "$(job_field "$id" StartTime)" +%s) - $(date -d "$(job_field "$id" SubmitTime)" +%s)))
+    [ "$started" -le 1 ] || fail "job $id started ${started} s after its submission"
+done
+# 3 GPUs each on nodes of 4: each offer was taken once.
+[ "$(job_field "$o1" NodeList)" != "$(job_field "$o2" NodeList)" ] || fail "jobs $o1 and $o2 both took $(job_field "$o1" NodeList)"
+scancel "$o1" "$o2"
+wait_for 20 no_jobs || fail "jobs $o1 $o2 still listed"
 
 note "every GPU busy: fillers on n2-n4, two transformer residents on n1"
 fillers=()
@@ -99,6 +121,7 @@ wait_for 20 held "$bad2" || fail "job $bad2 not held: $(verdict "$bad2")"
 "$cluster" colocd-stop >/dev/null
 # Well inside the lease (20 s, renewed once half of it is gone): the release did it.
 wait_for 8 running "$bad2" || fail "job $bad2 still $(job_state "$bad2") ($(job_field "$bad2" Reason)) after colocd stopped"
+[ ! -e "$offers" ] || fail "colocd stopped and left its standing offers: $(cat "$offers")"
 "$cluster" colocd-start >/dev/null || fail "colocd did not start again"
 scancel "$bad2"
 

@@ -307,6 +307,11 @@ TEST_CASE("admission: colocd.yaml, on by default") {
                          doctest::Contains("less than two intervals"), ConfigError);
     CHECK_THROWS_WITH_AS(parse_config(base + "admission: { leases: 10 }\n", "t"), doctest::Contains("admission"),
                          ConfigError);
+    // Standing offers where etc/job_submit.lua reads them, unless told otherwise.
+    CHECK(d.admission.offers_file == "/run/coloc/offers");
+    CHECK(parse_config(base + "admission: { offers_file: '' }\n", "t").admission.offers_file.empty());
+    CHECK_THROWS_WITH_AS(parse_config(base + "admission: { offers_file: run/offers }\n", "t"),
+                         doctest::Contains("admission.offers_file"), ConfigError);
 }
 
 TEST_CASE("admission: a job none of whose nodes colocd shares is released, with no node") {
@@ -355,4 +360,20 @@ TEST_CASE("admission: a job is weighed with the arrivals and queue colocd has se
             }
         }
     CHECK(turned > 0);
+}
+
+TEST_CASE("admission: a job Slurm started that colocd has not seen launch holds its GPUs") {
+    Cluster c;
+    c.run(1, 0, 100);
+    // Slurm started job 9 on the node (GPU 1 is its best place); its launch has not reached colocd.
+    PendingJob started = c.pending(9, c.heavy, 1000);
+    started.running = true;
+    started.allowed_nodes = {0};
+    const auto v = c.plan({started, c.gated(10, c.heavy, 1000)});
+    // No verdict on the running job; the heavy job behind it would share with a heavy one: held.
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].id == 10);
+    CHECK_FALSE(v[0].release);
+    // Without it, GPU 1 looks idle and the job is released onto it.
+    CHECK(c.plan({c.gated(10, c.heavy, 1000)})[0].release);
 }

@@ -61,6 +61,13 @@ const char* kOneJob =
     "{\"format\":\"coloc-history\",\"version\":1}\n"
     "{\"job_id\":1,\"profile\":\"a\",\"user\":\"ann\",\"state\":\"ended\",\"submit\":0,\"start\":0,\"end\":100,"
     "\"time_limit_s\":200,\"exit_status\":0,\"placements\":[{\"node\":\"n1\",\"gpus\":[0]}],\"colocations\":[]}\n";
+// The same job on two nodes: admission gates it (a standing offer is for one node).
+const char* kTwoNodeJob =
+    "{\"format\":\"coloc-history\",\"version\":1}\n"
+    "{\"job_id\":1,\"profile\":\"a\",\"user\":\"ann\",\"state\":\"ended\",\"submit\":0,\"start\":0,\"end\":100,"
+    "\"time_limit_s\":200,\"exit_status\":0,\"placements\":[{\"node\":\"n1\",\"gpus\":[0]},{\"node\":\"n2\",\"gpus\":["
+    "0]}],"
+    "\"colocations\":[]}\n";
 
 // The mean wait of the oracle and exclusive in `colocctl replay ARGS`.
 std::map<std::string, double> replayed_waits(std::vector<std::string> args) {
@@ -214,7 +221,7 @@ TEST_CASE("replay: a GPU type without measurements is blamed on --gpu-type, not 
 }
 
 TEST_CASE("replay: a gated job starts half of admission's watch after its submission, half an interval unwatched") {
-    const std::string hist = write("one.jsonl", kOneJob);
+    const std::string hist = write("two-node.jsonl", kTwoNodeJob);
     const std::string profiles = write("ab.yaml", kProfiles);
     const auto wait_with = [&](const std::string& admission) {
         const std::string config = write("gate.yaml",
@@ -229,10 +236,23 @@ TEST_CASE("replay: a gated job starts half of admission's watch after its submis
     CHECK(wait_with("{ interval_s: 4, watch_ms: 500 }") == doctest::Approx(0.25));
     CHECK(wait_with("{ interval_s: 4, watch_ms: 0 }") == doctest::Approx(2));
     CHECK(wait_with("off") == 0);
+    // A one-node job on an idle cluster takes colocd's standing offer: it is not gated.
+    const std::string one = write("one.jsonl", kOneJob);
+    const std::string config = write("gate.yaml",
+                                     "node_types:\n  quad: { gpus: 4, slots_per_gpu: 2 }\n"
+                                     "nodes:\n  - { names: \"n[1-2]\", type: quad }\n"
+                                     "admission: { interval_s: 4, watch_ms: 0 }\n");
+    CHECK(replayed_waits({one, "--config", config, "--profiles", profiles})["oracle"] == 0);
+    // A colocd that writes none (offers_file "") gates it.
+    const std::string none = write("gate.yaml",
+                                   "node_types:\n  quad: { gpus: 4, slots_per_gpu: 2 }\n"
+                                   "nodes:\n  - { names: \"n[1-2]\", type: quad }\n"
+                                   "admission: { interval_s: 4, watch_ms: 0, offers_file: '' }\n");
+    CHECK(replayed_waits({one, "--config", none, "--profiles", profiles})["oracle"] == doctest::Approx(2));
 }
 
 TEST_CASE("replay --pass-interval: a job that can start waits half an interval for Slurm's next pass") {
-    const std::string hist = write("pass.jsonl", kOneJob);
+    const std::string hist = write("pass.jsonl", kTwoNodeJob);
     const std::string profiles = write("ab.yaml", kProfiles);
     const std::string config = write("pass.yaml",
                                      "node_types:\n  quad: { gpus: 4, slots_per_gpu: 2 }\n"

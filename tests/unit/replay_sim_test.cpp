@@ -85,8 +85,9 @@ TEST_CASE("two jobs sharing a GPU: completion times worked out by hand") {
 }
 
 TEST_CASE("admission delay: a job joins the queue that long after its submission; its JCT counts from submission") {
-    // As the first case, each job 1.5 s later: J0 runs alone 1.5..3.5 (8 s left), J1 joins at
-    // 3.5, both at half speed: J1 ends at 11.5, J0 at 15.5. JCT: 15.5 and 9.5.
+    // As the first case, but under admission: J0 finds the GPU idle and takes the standing offer
+    // (starts at 0); J1 finds it busy and joins 1.5 s after its submission, at 3.5 (J0 has 6.5 s
+    // left), both at half speed: J1 ends at 11.5, J0 at 14. JCT: 14 and 9.5.
     auto topo = place::uniform_topology(1, 1, 2);
     model::JobProfile p;
     std::vector<ReplayJob> jobs = {job(0, 1, 10, &p), job(2, 1, 4, &p)};
@@ -95,11 +96,32 @@ TEST_CASE("admission delay: a job joins the queue that long after its submission
     SimOptions o;
     o.admission_delay_s = 1.5;
     PolicyRun r = simulate(topo, *pack, place::Capacity::Open, truth, jobs, o);
-    CHECK(r.jobs[0].start == doctest::Approx(1.5));
+    CHECK(r.jobs[0].start == doctest::Approx(0));
     CHECK(r.jobs[1].start == doctest::Approx(3.5));
-    CHECK(r.jobs[0].end == doctest::Approx(15.5));
+    CHECK(r.jobs[0].end == doctest::Approx(14));
     CHECK(r.jobs[1].end == doctest::Approx(11.5));
-    CHECK(summarize(jobs, r, topo.total_gpus()).mean_jct == doctest::Approx(12.5));
+    CHECK(summarize(jobs, r, topo.total_gpus()).mean_jct == doctest::Approx(11.75));
+}
+
+TEST_CASE("standing offers: a job that finds idle GPUs starts at submission, on the node with the fewest that fit") {
+    // Two nodes of 2 GPUs. A (1 GPU) takes node 0; B (1 GPU) takes node 0's other GPU, the node
+    // with the fewest idle that fit, so that C (2 GPUs) finds node 1 whole (were B on node 1, C
+    // would wait for a GPU); D finds no idle GPU, is gated and starts when A ends (10); E finds
+    // B's GPU idle at 12 and starts at once.
+    auto topo = place::uniform_topology(2, 2, 2);
+    model::JobProfile p;
+    std::vector<ReplayJob> jobs = {job(0, 1, 10, &p), job(0.1, 1, 10, &p), job(0.2, 2, 10, &p), job(0.3, 1, 10, &p),
+                                   job(12, 1, 1, &p)};
+    GpuCost truth(1.0);
+    auto exclusive = place::make_policy("exclusive", nullptr);
+    SimOptions o;
+    o.admission_delay_s = 1.5;
+    PolicyRun r = simulate(topo, *exclusive, place::Capacity::Idle, truth, jobs, o);
+    CHECK(r.jobs[0].start == doctest::Approx(0));
+    CHECK(r.jobs[1].start == doctest::Approx(0.1));
+    CHECK(r.jobs[2].start == doctest::Approx(0.2));
+    CHECK(r.jobs[3].start == doctest::Approx(10));
+    CHECK(r.jobs[4].start == doctest::Approx(12));
 }
 
 TEST_CASE("scheduling passes: a pass follows each arrival and end by half the interval and sees all before it") {
