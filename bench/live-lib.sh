@@ -6,6 +6,7 @@
 #   per_round, gap_s, iterations
 #   cal         the scenario's calibration directory (solo-NAME, measured.csv)
 #   submit_args extra sbatch arguments of every job (a time limit, --begin=now)
+#   jitter      1: gaps jittered around gap_s (run_round); else exactly gap_s
 # and the globals repo, state, cluster, build, workload, link, link_rate, work, run,
 # round_deadline_s, leaf_port.
 
@@ -99,6 +100,11 @@ run_round() {
     local name=$1 report=$2 out=$work/$1 i cls nodes c io b args id script
     mkdir -p "$out"
     : >"$work/$name.jobs"
+    # With jitter=1 (scenario 2), gaps of gap_s on average, uniform within half a second (at most
+    # half a gap) either side, the same sequence in every round: Slurm starts jobs at passes about
+    # a second apart, and evenly spaced submissions meet them at one phase per round, luckier for
+    # one policy than another (up to a quarter of a second per job at 1.5 s gaps). Else gap_s apart.
+    RANDOM=1
     for ((i = 0; i < per_round; i++)); do
         cls=${pattern[$((i % ${#pattern[@]}))]}
         nodes=$(class_field "$cls" 2) c=$(class_field "$cls" 3) io=$(class_field "$cls" 4) b=$(class_field "$cls" 5)
@@ -114,7 +120,7 @@ echo \"end \$EPOCHREALTIME\""
             --ntasks-per-node=1 --gres=gpuslot:1 --coloc-profile="$cls" -J "live-$cls" $submit_args \
             -o "$out/%j.out" <<<"$script")
         echo "$id $cls $t0" >>"$work/$name.jobs"
-        sleep "$gap_s"
+        sleep "$(awk -v g="$gap_s" -v r="$RANDOM" -v on="${jitter:-0}" 'BEGIN { j = on ? g / 2 : 0; if (j > 0.5) j = 0.5; printf "%.3f", g - j + 2 * j * r / 32767 }')"
     done
     local deadline=$((SECONDS + round_deadline_s)) left
     while :; do
@@ -256,7 +262,8 @@ solo_run() {
 
 # release_delays NAME: from slurmctld's log, the round's median time from a job's submission to
 # colocd's release of it (its BeginTime set to now; for a job held, after its wait), and from
-# that release to Slurm starting it ("-" where colocd released none).
+# that release to Slurm starting it ("-" where colocd released none); and for the jobs that took a
+# standing offer (never gated), from submission to start.
 release_delays() {
     local pairs
     pairs=$(awk -v ids="$(cut -d' ' -f1 "$work/$1.jobs" | tr '\n' ' ')" '
@@ -269,10 +276,16 @@ release_delays() {
         /_update_job: setting begin to/ {
             j = job($0); match($0, /begin to [0-9T:-]+/)
             if ((j in sub_t) && !(j in st_t) && t("[" substr($0, RSTART + 9, RLENGTH - 9) ".000") <= t($1)) rel_t[j] = t($1) }
+        # Started without a release: it took a standing offer (never gated).
         /sched: Allocate JobId=|_start_job: Started JobId=/ {
-            j = job($0); if ((j in rel_t) && !(j in st_t)) { st_t[j] = t($1); printf "%.3f %.3f\n", rel_t[j] - sub_t[j], st_t[j] - rel_t[j] } }' \
+            j = job($0); if (!(j in sub_t) || (j in st_t)) next; st_t[j] = t($1)
+            if (j in rel_t) printf "%.3f %.3f\n", rel_t[j] - sub_t[j], st_t[j] - rel_t[j]
+            else printf "offer %.3f\n", st_t[j] - sub_t[j] }' \
         "$state/log/slurmctld.log") || pairs=""  # no log: nothing to show, the bench goes on
     median() { sort -n | awk '{ v[NR] = $1 } END { if (!NR) print "-"; else printf "%.0f ms", 1000 * (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
-    printf 'submission to release %s, release to start %s (%d jobs released)' \
-        "$(cut -d' ' -f1 <<<"$pairs" | grep . | median)" "$(cut -d' ' -f2 <<<"$pairs" | grep . | median)" "$(grep -c . <<<"$pairs" || true)"
+    local gated offered
+    gated=$(grep -v '^offer' <<<"$pairs" || true) offered=$(sed -n 's/^offer //p' <<<"$pairs")
+    printf 'submission to release %s, release to start %s (%d jobs released); submission to start %s (%d jobs that took a standing offer)' \
+        "$(cut -d' ' -f1 <<<"$gated" | grep . | median)" "$(cut -d' ' -f2 <<<"$gated" | grep . | median)" \
+        "$(grep -c . <<<"$gated" || true)" "$(grep . <<<"$offered" | median)" "$(grep -c . <<<"$offered" || true)"
 }
