@@ -7,6 +7,7 @@
 #include <set>
 
 #include "config/config.hpp"
+#include "config/job_submit_lua.hpp"
 #include "slurm/conf_files.hpp"
 #include "slurm/hostlist.hpp"
 
@@ -73,6 +74,7 @@ public:
         check_yaml_nodes_in_slurm();
         check_nodes();
         check_partitions();
+        check_job_submit_lua();
         report.notes.push_back("compared " + conf_.path + " (" + std::to_string(conf_.nodes.size()) + " nodes, " +
                                std::to_string(conf_.partitions.size()) + " partitions), " + gres_path_ + ", " +
                                conf_.plugstack + " and " + yaml_path +
@@ -253,6 +255,29 @@ private:
             report.notes.push_back(at + ": partition " + p.name +
                                    " is in bind mode and slurm.conf has no JobSubmitPlugins=lua: users must ask "
                                    "for --gres=gpuslot:N (etc/job_submit.lua maps --gres=gpu:N)");
+    }
+
+    // job_submit.lua beside slurm.conf (where slurmctld reads it): the bind partitions it maps
+    // and gates, and where it reads the standing offers colocd writes.
+    void check_job_submit_lua() {
+        if (conf_.job_submit_plugins.find("lua") == std::string::npos) return;
+        const std::string dir = conf_.path.substr(0, conf_.path.find_last_of('/') + 1);
+        const std::optional<JobSubmitLua> lua = read_job_submit_lua(dir + "job_submit.lua");
+        if (!lua) return;  // slurmctld names a missing script itself
+        const auto at = [&](int line) { return lua->path + ":" + std::to_string(line); };
+        for (const auto& [name, mode] : cfg_.partition_modes)
+            if (mode == proto::GpuMode::Bind && lua->partitions_line &&
+                std::find(lua->bind_partitions.begin(), lua->bind_partitions.end(), name) == lua->bind_partitions.end())
+                differ(at(lua->partitions_line) + ": bind_partitions leaves out " + name + ", which " +
+                       yaml_.at(yaml_.partition[name]) + " puts in bind mode: its jobs keep their GPU requests");
+        if (!cfg_.admission.enabled || cfg_.admission.offers_file.empty()) return;
+        if (!lua->offers_line)
+            report.notes.push_back(lua->path +
+                                   " has no OFFERS_FILE (a copy from before standing offers): every bind "
+                                   "job waits for colocd's round; copy etc/job_submit.lua again");
+        else if (lua->offers_file != cfg_.admission.offers_file)
+            differ(at(lua->offers_line) + ": OFFERS_FILE \"" + lua->offers_file + "\", but " + yaml_.file +
+                   " writes standing offers to " + cfg_.admission.offers_file + " (admission.offers_file)");
     }
 };
 

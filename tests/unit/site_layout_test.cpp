@@ -221,3 +221,38 @@ TEST_CASE("site check: each planted disagreement is named with file and line") {
     const Site broken(small_conf, small_gres, kPlugstack, "nodes: [\n");
     CHECK_FALSE(broken.check().ok());
 }
+
+TEST_CASE("site check: job_submit.lua beside slurm.conf maps colocd's bind partitions and reads its offers") {
+    const std::string conf =
+        replaced(kSlurmConf, "NodeName=big1 Gres=gpu:a100:8(S:0-1),gpuslot:16\n", "") + "JobSubmitPlugins=lua\n";
+    const std::string gres = "NodeName=n[1-2] Name=gpu File=/dev/nvidia[0-3]\nNodeName=n[1-2] Name=gpuslot Count=8\n";
+    // The shipped script, its partitions set as the install steps say: nothing differs.
+    std::ifstream shipped("etc/job_submit.lua");
+    REQUIRE(shipped);
+    const std::string script((std::istreambuf_iterator<char>(shipped)), std::istreambuf_iterator<char>());
+    const std::string ours = replaced(script, "{ \"shared\" }", "{ \"bind\" }");
+    const Site good(conf, gres, kPlugstack, kYaml);
+    good.write("job_submit.lua", ours);
+    CHECK(good.check().ok());
+
+    const Site left_out(conf, gres, kPlugstack, kYaml);
+    left_out.write("job_submit.lua", script);
+    const std::string l = all_of(left_out.check());
+    CHECK(l.find(left_out.dir + "/job_submit.lua:") != std::string::npos);
+    CHECK(l.find(": bind_partitions leaves out bind, which " + left_out.dir + "/colocd.yaml:4 puts in bind mode") !=
+          std::string::npos);
+
+    const Site elsewhere(conf, gres, kPlugstack, kYaml + std::string("admission: { offers_file: /srv/offers }\n"));
+    elsewhere.write("job_submit.lua", ours);
+    CHECK(all_of(elsewhere.check())
+              .find("OFFERS_FILE \"/run/coloc/offers\", but " + elsewhere.dir +
+                    "/colocd.yaml writes standing offers to /srv/offers") != std::string::npos);
+
+    const Site old(conf, gres, kPlugstack, kYaml);
+    old.write("job_submit.lua", replaced(ours, "local OFFERS_FILE", "local OLD"));
+    const CheckReport r = old.check();
+    CHECK(r.ok());
+    bool noted = false;
+    for (const auto& n : r.notes) noted = noted || n.find("has no OFFERS_FILE") != std::string::npos;
+    CHECK(noted);
+}
