@@ -109,25 +109,17 @@ BindQueue SlotSizing::bind_queue(const SlurmSnapshot& snap, int max_pending) con
     const auto& topo = state_.cfg.topology;
     BindQueue q;
     q.running_use.assign(topo.nodes().size(), 0);
-    q.unseen_use.assign(topo.nodes().size(), 0);
     q.demand = submitted_;
     std::vector<std::pair<const SlurmJob*, PendingJob>> pending;
     for (const SlurmJob& j : snap.jobs) {
         if (!in_bind_partitions(state_.cfg, j.partition)) continue;
         if (j.running) {
-            const bool unseen = !state_.cluster.find(static_cast<place::JobId>(j.job_id));
             for (const auto& where : j.nodes)
-                if (const int n = topo.node_index(where.node); n >= 0) {
+                if (const int n = topo.node_index(where.node); n >= 0)
                     q.running_use[static_cast<std::size_t>(n)] += where.gpu_count;
-                    // A job that has just started may not show its GRES per node yet: then it
-                    // holds what it asked for.
-                    if (unseen)
-                        q.unseen_use[static_cast<std::size_t>(n)] +=
-                            where.gpu_count > 0 ? where.gpu_count : slots_per_node(j);
-                }
             if (j.time_limit_s > 0 && j.start_time > 0)
                 q.ends[static_cast<place::JobId>(j.job_id)] = static_cast<double>(j.start_time + j.time_limit_s);
-            if (unseen) add_started(q, j, snap.taken_at);
+            if (!state_.cluster.find(static_cast<place::JobId>(j.job_id))) add_started(q, j, snap.taken_at);
             continue;
         }
         if (!j.pending) continue;
@@ -229,7 +221,7 @@ void SlotSizing::size_slots(std::int64_t now_ms) {
             submit_to_slurm(admission_.apply(verdicts, snap.taken_at));
             // Offers hold until two rounds are missed: then jobs are gated again.
             const std::int64_t expires = snap.taken_at + 2 * admission_.config().interval_s + 1;
-            offers_ = standing_offers(planned, bind_nodes(), verdicts, q.unseen_use);
+            offers_ = standing_offers(planned, bind_nodes(), verdicts, queue);
             offers_as_of_ = snap.taken_at;
             publish_offers(offers_text(offers_, topo, snap.taken_at, expires));
             return;

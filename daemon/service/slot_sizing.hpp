@@ -33,7 +33,6 @@ namespace coloc::daemon {
 // The bind partitions' queue as one read of Slurm shows it.
 struct BindQueue {
     std::vector<int> running_use;         // slots Slurm's running jobs hold, per node index
-    std::vector<int> unseen_use;          // of them, those of jobs colocd holds no launch of
     std::map<place::JobId, double> ends;  // running jobs' expected ends (start + time limit)
     std::vector<PendingJob> pending;      // Slurm's order, the head only
     std::vector<PendingJob> started;      // running in Slurm, no launch heard yet (where it runs)

@@ -6,13 +6,15 @@ namespace coloc::daemon {
 
 std::vector<StandingOffer> standing_offers(const place::ClusterState& planned, const std::vector<int>& nodes,
                                            const std::vector<AdmissionVerdict>& verdicts,
-                                           const std::vector<int>& unseen_slots) {
+                                           const std::vector<PendingJob>& round) {
     std::vector<StandingOffer> out;
     if (std::any_of(verdicts.begin(), verdicts.end(), [](const AdmissionVerdict& v) { return v.gated && !v.release; }))
         return out;
     for (int n : nodes) {
-        const auto i = static_cast<std::size_t>(n);
-        const int gpus = planned.idle_gpus(n) - (i < unseen_slots.size() ? unseen_slots[i] : 0);
+        int gpus = planned.idle_gpus(n);
+        for (const PendingJob& j : round)
+            if (j.running && std::find(j.allowed_nodes.begin(), j.allowed_nodes.end(), n) != j.allowed_nodes.end())
+                gpus -= j.slots_per_node;
         if (gpus > 0) out.push_back({n, gpus});
     }
     std::stable_sort(out.begin(), out.end(), [](const StandingOffer& a, const StandingOffer& b) {

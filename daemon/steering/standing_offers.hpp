@@ -28,14 +28,16 @@ struct StandingOffer {
     int gpus = 0;  // idle GPUs a job may take there (one slot each)
 };
 
-// The offers after a round: none while a gated job is held; else, per node of `nodes`, the GPUs
-// idle on `planned` (the round's copy of the cluster, with the jobs it released and those Slurm
-// will start) less `unseen_slots` there (slots of running jobs colocd holds no launch of), the
-// nodes with the fewest first (a job takes the first that fits: whole nodes stay free for jobs
-// that need them), then in node order.
+// The offers after a round of `round` (the jobs plan_admission weighed): none while a gated job
+// is held; else, per node of `nodes`, the GPUs idle on `planned` (the round's copy of the
+// cluster, with the jobs it released and those Slurm will start) less the slots there of the
+// jobs Slurm runs that colocd has not seen launch (PendingJob::running): the plan put them where
+// the engine would, and their launch may take other GPUs of the node. The nodes with the fewest
+// first (a job takes the first that fits: whole nodes stay free for jobs that need them), then
+// in node order.
 std::vector<StandingOffer> standing_offers(const place::ClusterState& planned, const std::vector<int>& nodes,
                                            const std::vector<AdmissionVerdict>& verdicts,
-                                           const std::vector<int>& unseen_slots);
+                                           const std::vector<PendingJob>& round);
 
 // The file job_submit.lua reads: `as_of` (epoch seconds: the queue read the offers rest on),
 // `expires` (epoch seconds: after it, no offer holds), then one `offer NODE GPUS` line per offer.

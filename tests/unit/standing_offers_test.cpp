@@ -13,6 +13,7 @@ using namespace coloc::daemon;
 namespace {
 
 struct Round {
+    std::vector<PendingJob> queue;
     std::vector<AdmissionVerdict> verdicts;
     place::ClusterState planned;
 };
@@ -21,7 +22,7 @@ Round plan(const PendingCluster& c, const std::vector<PendingJob>& queue) {
     const KnownEnds time(c.state, 0, c.ends);
     std::vector<int> nodes;
     for (int n = 0; n < static_cast<int>(c.topo.nodes().size()); ++n) nodes.push_back(n);
-    Round r{.verdicts = {}, .planned = place::ClusterState(c.topo)};
+    Round r{.queue = queue, .verdicts = {}, .planned = place::ClusterState(c.topo)};
     r.verdicts = plan_admission(c.state, c.policy, time, nodes, queue, nullptr, nullptr, &r.planned);
     return r;
 }
@@ -38,7 +39,7 @@ TEST_CASE("standing offers: the idle GPUs, the nodes with the fewest first") {
     PendingCluster c(3);  // 3 nodes x 2 GPUs
     c.run(1, 0, 100, 1);  // n2 keeps one idle GPU
     const Round r = plan(c, {});
-    const auto o = standing_offers(r.planned, all_nodes(c), r.verdicts, {});
+    const auto o = standing_offers(r.planned, all_nodes(c), r.verdicts, r.queue);
     REQUIRE(o.size() == 3);
     CHECK(o[0].node == 1);
     CHECK(o[0].gpus == 1);
@@ -46,7 +47,7 @@ TEST_CASE("standing offers: the idle GPUs, the nodes with the fewest first") {
     CHECK(o[1].gpus == 2);
     CHECK(o[2].node == 2);
     // Only the nodes colocd shares are offered.
-    CHECK(standing_offers(r.planned, {2}, r.verdicts, {}).size() == 1);
+    CHECK(standing_offers(r.planned, {2}, r.verdicts, r.queue).size() == 1);
 }
 
 TEST_CASE("standing offers: what the round gives pending jobs, and what colocd has not seen launch, is taken") {
@@ -58,12 +59,16 @@ TEST_CASE("standing offers: what the round gives pending jobs, and what colocd h
     const Round r = plan(c, {gated, c.pending(11, c.heavy, 1000)});
     REQUIRE(r.verdicts.size() == 2);
     REQUIRE(r.verdicts[0].release);
-    const auto o = standing_offers(r.planned, all_nodes(c), r.verdicts, {});
+    const auto o = standing_offers(r.planned, all_nodes(c), r.verdicts, r.queue);
     REQUIRE(o.size() == 1);
     CHECK(o[0].node == 1);
     CHECK(o[0].gpus == 1);
-    // A job Slurm runs on n2 holding one slot, of which colocd has no launch yet.
-    CHECK(standing_offers(r.planned, all_nodes(c), r.verdicts, {0, 1}).empty());
+    // And a job Slurm runs on n2 holding one slot, of which colocd has no launch yet.
+    PendingJob started = c.pending(12, c.light, 1000);
+    started.running = true;
+    started.allowed_nodes = {1};
+    const Round s = plan(c, {started, gated, c.pending(11, c.heavy, 1000)});
+    CHECK(standing_offers(s.planned, all_nodes(c), s.verdicts, s.queue).empty());
 }
 
 TEST_CASE("standing offers: none while a job colocd holds waits") {
@@ -78,7 +83,7 @@ TEST_CASE("standing offers: none while a job colocd holds waits") {
     REQUIRE(r.verdicts.size() == 2);
     CHECK(r.verdicts[0].release);
     CHECK_FALSE(r.verdicts[1].release);
-    CHECK(standing_offers(r.planned, all_nodes(c), r.verdicts, {}).empty());
+    CHECK(standing_offers(r.planned, all_nodes(c), r.verdicts, r.queue).empty());
 }
 
 TEST_CASE("standing offers: the file job_submit.lua reads") {
