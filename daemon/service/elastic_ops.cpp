@@ -156,10 +156,20 @@ BindQueue SlotSizing::bind_queue(const SlurmSnapshot& snap, int max_pending) con
 }
 
 void SlotSizing::remember_times(const SlurmSnapshot& snap) {
-    slurm_times_.clear();
-    for (const SlurmJob& j : snap.jobs)
-        if ((j.pending || j.running) && j.submit_time > 0)
-            slurm_times_[j.job_id] = {j.submit_time, static_cast<double>(j.time_limit_s)};
+    const auto late = launched_between_reads(snap, slurm_times_, [this](std::int64_t id) {
+        return state_.cluster.find(static_cast<place::JobId>(id)) != nullptr;
+    });
+    slurm_times_ = times_in(snap);
+    if (late.empty()) return;
+    try {
+        state_.store.begin_unit();  // a full backlog refuses its first write, before anything changed
+        for (const auto& [id, t] : late)
+            if (const std::optional<JobRow> row = state_.store.job(id); row && (!row->submitted || !row->time_limit_s))
+                state_.store.record_slurm_times(
+                    id, t.submitted, t.time_limit_s > 0 ? std::optional<double>(t.time_limit_s) : std::nullopt);
+    } catch (const std::exception& e) {
+        log_error("job times from Slurm's queue not stored: " + std::string(e.what()));
+    }
 }
 
 void SlotSizing::note_submissions(const SlurmSnapshot& snap) {

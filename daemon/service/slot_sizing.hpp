@@ -19,6 +19,7 @@
 #include "daemon/service/access.hpp"
 #include "daemon/service/background_query.hpp"
 #include "daemon/service/periodic.hpp"
+#include "daemon/service/slurm_times.hpp"
 #include "daemon/service/state.hpp"
 #include "daemon/steering/admission.hpp"
 #include "daemon/steering/elastic_slots.hpp"
@@ -37,12 +38,6 @@ struct BindQueue {
     std::vector<PendingJob> pending;      // Slurm's order, the head only
     std::vector<PendingJob> started;      // running in Slurm, no launch heard yet (where it runs)
     place::QueueDemand demand;            // the jobs submitted over the arrival window, and the whole queue
-};
-
-// A job's submit time and time limit as Slurm's queue showed them (for colocd's history).
-struct SlurmJobTimes {
-    std::int64_t submitted = 0;
-    double time_limit_s = 0;  // 0 = none
 };
 
 class SlotSizing : public Periodic {
@@ -83,6 +78,7 @@ private:
     void submit_to_slurm(std::vector<JobUpdate> updates);
     BindQueue bind_queue(const slurm::SlurmSnapshot& snap, int max_pending) const;
     void add_started(BindQueue& q, const slurm::SlurmJob& j, std::int64_t now) const;
+    // Keeps the read's job times, and stores those of jobs launched since the read before.
     void remember_times(const slurm::SlurmSnapshot& snap);
     // Counts, once each, the bind jobs asking for GPU slots that a read shows for the first time.
     void note_submissions(const slurm::SlurmSnapshot& snap);

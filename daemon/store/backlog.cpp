@@ -70,6 +70,9 @@ void StoreBacklog::overlay_job(std::int64_t job_id, std::optional<JobRow>& row) 
                 row = w->job;
             else if (row->state != JobState::Ended)
                 row->state = w->job.state;
+        } else if (const auto* t = as<TimesWrite>(e); t && t->job_id == job_id && row) {
+            if (!row->submitted) row->submitted = t->submitted;
+            if (!row->time_limit_s) row->time_limit_s = t->time_limit_s;
         } else if (const auto* s = as<StartedWrite>(e); s && s->job_id == job_id && row) {
             if (!row->start) row->start = s->time;
             if (row->state == JobState::Placed) row->state = JobState::Running;

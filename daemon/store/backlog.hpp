@@ -67,8 +67,14 @@ struct MovedWrite {  // the open placement of (job, node) runs on other GPUs tha
     std::string node;
     std::vector<int> gpus;
 };
+// A job's submit time and time limit, read from Slurm's queue after its launch (a job that
+// started between two reads launched before colocd knew them); kept where none was stored.
+struct TimesWrite {
+    std::int64_t job_id = 0, submitted = 0;
+    std::optional<double> time_limit_s;
+};
 using StoreWrite = std::variant<PlacementWrite, StartedWrite, EndedWrite, ClosedWrite, ParamsWrite, ObservationWrite,
-                                AdviceWrite, SoloRunWrite, MovedWrite>;
+                                AdviceWrite, SoloRunWrite, MovedWrite, TimesWrite>;
 
 // A request that would write while the backlog is full; colocd answers it `unavailable`.
 class BacklogFull : public std::runtime_error {

@@ -144,6 +144,8 @@ WHERE job_id = ?1)";
 // node and chose there): the open placement says where it really runs, and who chose.
 constexpr const char* kMovePlacement = R"(
 UPDATE placements SET gpus = ?3, source = 'fallback' WHERE job_id = ?1 AND node = ?2 AND ended IS NULL)";
+constexpr const char* kSetTimes = R"(
+UPDATE jobs SET submitted = COALESCE(submitted, ?2), time_limit_s = COALESCE(time_limit_s, ?3) WHERE job_id = ?1)";
 constexpr const char* kClosePlacement = R"(
 UPDATE placements SET ended = ?3 WHERE job_id = ?1 AND node = ?2 AND ended IS NULL)";
 // A job's pairs: those it opened when placed (it is job_a), and those opened by jobs placed
@@ -183,16 +185,17 @@ constexpr const char* kPlacementColumns =
 }  // namespace sql
 
 struct Store::Statements {
-    Statement upsert_job, insert_placement, insert_colocation, mark_started, close_placement, move_placement, end_job,
-        end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements, colocations_of, count_jobs,
-        save_params, load_params, insert_observation, count_observations, last_observation, mean_speed, observations_of,
-        insert_advice, select_advice, upsert_solo_run, solo_runs, applied_seq, set_applied_seq;
+    Statement upsert_job, insert_placement, insert_colocation, mark_started, set_times, close_placement, move_placement,
+        end_job, end_job_by_colocd, job, jobs_all, jobs_of_uid, placements_of, open_placements, colocations_of,
+        count_jobs, save_params, load_params, insert_observation, count_observations, last_observation, mean_speed,
+        observations_of, insert_advice, select_advice, upsert_solo_run, solo_runs, applied_seq, set_applied_seq;
 
     explicit Statements(sqlite3* db)
         : upsert_job(db, sql::kUpsertJob),
           insert_placement(db, sql::kInsertPlacement),
           insert_colocation(db, sql::kInsertColocation),
           mark_started(db, sql::kMarkStarted),
+          set_times(db, sql::kSetTimes),
           close_placement(db, sql::kClosePlacement),
           move_placement(db, sql::kMovePlacement),
           end_job(db, sql::kEndJob),
@@ -347,6 +350,10 @@ void Store::record_placement(const JobRow& job, PlacementRow& placement, const s
 
 void Store::record_started(std::int64_t job_id, std::int64_t time) { write(StartedWrite{job_id, time}); }
 
+void Store::record_slurm_times(std::int64_t job_id, std::int64_t submitted, std::optional<double> time_limit_s) {
+    write(TimesWrite{job_id, submitted, time_limit_s});
+}
+
 void Store::record_moved(std::int64_t job_id, const std::string& node, const std::vector<int>& gpus) {
     write(MovedWrite{job_id, node, gpus});
 }
@@ -433,6 +440,10 @@ void Store::apply(const StoreWrite& write) {
         st_->move_placement.reset().bind(1, m->job_id).bind(2, m->node).bind(3, gpus_text(m->gpus)).run();
     } else if (const auto* s = std::get_if<StartedWrite>(&write)) {
         st_->mark_started.reset().bind(1, s->job_id).bind(2, s->time).run();
+    } else if (const auto* t = std::get_if<TimesWrite>(&write)) {
+        auto& u = st_->set_times.reset().bind(1, t->job_id).bind(2, t->submitted);
+        if (t->time_limit_s) u.bind(3, *t->time_limit_s);
+        u.run();
     } else if (const auto* e = std::get_if<EndedWrite>(&write)) {
         st_->close_placement.reset().bind(1, e->job_id).bind(2, e->node).bind(3, e->time).run();
         if (e->job_done)

@@ -38,6 +38,9 @@ public:
     // `placement.decision` with the new id.
     void record_placement(const JobRow& job, PlacementRow& placement, const std::vector<ColocationRow>& opened);
     void record_started(std::int64_t job_id, std::int64_t time);
+    // The job's submit time and time limit (nullopt: none) as Slurm showed them after its
+    // launch; what the job's row already holds is kept.
+    void record_slurm_times(std::int64_t job_id, std::int64_t submitted, std::optional<double> time_limit_s);
     // The job's open placement on `node` runs on `gpus` instead, chosen by the plugin there.
     void record_moved(std::int64_t job_id, const std::string& node, const std::vector<int>& gpus);
     // Closes the job's placement on `node`, its open intervals there, and the job itself when

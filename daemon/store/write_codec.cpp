@@ -36,12 +36,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ObservationWrite, job_id, time, iter_time_s, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AdviceWrite, decision, job_id, node, advice)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SoloRunWrite, key, learned, job_id, time, iter_time_s, runtime_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MovedWrite, job_id, node, gpus)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TimesWrite, job_id, submitted, time_limit_s)
 
 namespace {
 
 // The kinds, in StoreWrite's order; a name, not an index, so that adding a kind breaks nothing.
 constexpr std::array<const char*, std::variant_size_v<StoreWrite>> kKinds = {
-    "placement", "started", "ended", "closed", "params", "observation", "advice", "solo_run", "moved"};
+    "placement", "started", "ended", "closed", "params", "observation", "advice", "solo_run", "moved", "times"};
 
 template <std::size_t I = 0>
 StoreWrite decode_kind(std::string_view kind, const nlohmann::json& fields) {

@@ -59,6 +59,14 @@ for id in "$o1" "$o2"; do
 done
 # 3 GPUs each on nodes of 4: each offer was taken once.
 [ "$(job_field "$o1" NodeList)" != "$(job_field "$o2" NodeList)" ] || fail "jobs $o1 and $o2 both took $(job_field "$o1" NodeList)"
+# Launched before any read of the queue showed them: colocd's next read gives their history
+# Slurm's time limit, which a replay of it waits by as colocd did.
+for id in "$o1" "$o2"; do
+    timed() { [ "$(colocctl history -j "$id" --json | jq '.history[0].time_limit_s')" = 300 ]; }
+    wait_for 10 timed || fail "no time limit in colocd's history of job $id: $(colocctl history -j "$id" --json)"
+    assert_eq "$(date -d "$(job_field "$id" SubmitTime)" +%s)" "$(colocctl history -j "$id" --json | jq '.history[0].submit')" \
+        "submit time in colocd's history of job $id"
+done
 scancel "$o1" "$o2"
 wait_for 20 no_jobs || fail "jobs $o1 $o2 still listed"
 

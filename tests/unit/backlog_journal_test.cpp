@@ -142,6 +142,7 @@ TEST_CASE("journal: every kind of history write is read back as it was written")
         AdviceWrite{42, 7, "n1", R"({"weight":3})"},
         SoloRunWrite{"resnet50", true, 7, 1500, 0.5, std::nullopt},
         MovedWrite{7, "n1", {2, 3}},
+        TimesWrite{7, 900, 3600.0},
     };
     for (const StoreWrite& w : writes) {
         const std::string text = encode_write(w);

@@ -96,6 +96,13 @@ TEST_CASE("store: Slurm's submit time and time limit are kept with the job; a se
     CHECK(j20->time_limit_s.value_or(0) == 3600);
     CHECK_FALSE(j21->submitted);
     CHECK_FALSE(j21->time_limit_s);
+    // Read from Slurm's queue after the launch: filled in where missing, never replacing.
+    s.record_slurm_times(21, 950, 600.0);
+    s.record_slurm_times(20, 100, 60.0);
+    CHECK(s.job(21)->submitted.value_or(0) == 950);
+    CHECK(s.job(21)->time_limit_s.value_or(0) == 600);
+    CHECK(s.job(20)->submitted.value_or(0) == 900);
+    CHECK(s.job(20)->time_limit_s.value_or(0) == 3600);
 }
 
 TEST_CASE("store: a job's pairs, and each ends when the first of the two ends on the pair's node") {
