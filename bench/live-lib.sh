@@ -221,14 +221,14 @@ pass_interval() {
 # replayed NAME POLICY CATALOGUE [MORE]: the round's history as colocd exported it (colocctl
 # history --export), replayed by `colocctl replay` with POLICY (and the policies MORE lists,
 # comma-separated: replayed_also reads them) on the same cluster, its jobs started at its
-# backfill passes, the calibration as the truth; prints POLICY's replayed mean JCT (submit to
-# end, s). Call while the round's colocd runs.
+# backfill passes, its jobs reporting every second as they do here, the calibration as the
+# truth; prints POLICY's replayed mean JCT (submit to end, s). Call while the round's colocd runs.
 replayed() {
     local hist=$work/$1.history truth=$work/truth-$(basename "$cal").csv
     [ -s "$truth" ] || truth_csv "$truth"
     colocctl history --export "$hist" || { echo "live: colocctl history --export failed" >&2; exit 1; }
     colocctl replay "$hist" --policy "$2${4:+,$4}" --config "$state/colocd.yaml" --profiles "$3" --gpu-type v100 \
-        --pass-interval "$(pass_interval)" \
+        --pass-interval "$(pass_interval)" --report-interval 1 \
         --truth "measured:$truth" --json --no-progress >"$work/$1.replay.json" 2>"$work/$1.replay.err" ||
         { echo "live: colocctl replay of $1 failed: $(cat "$work/$1.replay.err")" >&2; exit 1; }
     replayed_also "$1" "$2"

@@ -37,6 +37,7 @@ struct ReplayArgs {
     std::string trace, format, policies = "exclusive,slurm,pack,spread,coloc";
     std::string sharing = "rule";
     std::string learning = "on";
+    double report_interval = replay::SimLearning{}.report_interval_s;
     double explore = 0;
     bool skip_bad = false;
     std::string config;
@@ -301,6 +302,7 @@ replay::ReplaySetup replay_setup(const ReplayArgs& a, const ReplayCluster& clust
     if (a.coloc_max_loss > 0) setup.coloc.max_loss_per_gpu = a.coloc_max_loss;
     setup.coloc.sharing_rule = a.sharing == "rule";
     setup.learning = a.learning == "on";
+    setup.sim.learning.report_interval_s = a.report_interval;
     setup.explore_share = a.explore;
     setup.sim.backfill_depth = a.backfill_depth;
     setup.sim.pass_interval_s = a.pass_interval;
@@ -315,7 +317,8 @@ replay::ReplaySetup replay_setup(const ReplayArgs& a, const ReplayCluster& clust
 std::string learning_line(const ReplayArgs& a, const ReplayModels& models) {
     if (a.learning != "on") return "off (--learning off): coloc places by its model as it is";
     if (!models.placement->learner()) return "on, but the " + models.placement->name() + " model does not learn";
-    const replay::SimLearning l;
+    replay::SimLearning l;
+    l.report_interval_s = a.report_interval;
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   "on: coloc's model learns as colocd's does, from its jobs' iteration reports (every %g s, noise sd "
@@ -499,6 +502,11 @@ void add_replay_command(CLI::App& app, const CtlOptions& opts, int& exit_code) {
                     "on: coloc's model learns from the jobs it places (iteration reports, elapsed times), as "
                     "colocd's does; off: it places by the model as it is (as --policy coloc-nolearn)")
         ->check(CLI::IsMember({"on", "off"}))
+        ->capture_default_str();
+    cmd->add_option("--report-interval", a.report_interval,
+                    "seconds between a learning coloc's jobs' iteration reports, as their COLOC_REPORT_INTERVAL_S "
+                    "(0: one per iteration, replayed as a few per stretch of unchanged neighbours)")
+        ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
     cmd->add_option("--explore", a.explore,
                     "share (0 to 1) of the learning coloc's sharing decisions that may try a pairing the "

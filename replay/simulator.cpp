@@ -6,11 +6,13 @@
 #include <deque>
 #include <map>
 #include <numbers>
+#include <queue>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "place/expected_ends.hpp"
 #include "place/queue_demand.hpp"
@@ -157,8 +159,11 @@ public:
             double t_end = heap_.empty() ? kInf : finish_[static_cast<std::size_t>(heap_.top())];
             const double t_sub = next_arrival < n ? jobs_[next_arrival].submit : kInf;
             const double t_due = gated_.empty() ? kInf : jobs_[static_cast<std::size_t>(gated_.front())].submit + delay;
-            const double now = std::min({t_end, t_sub, t_due, passes_.empty() ? kInf : passes_.front()});
+            const double t_event = std::min({t_end, t_sub, t_due, passes_.empty() ? kInf : passes_.front()});
+            const double now = std::min(t_event, next_report());
             now_ = now;
+            deliver_due_reports(now);
+            if (now < t_event) continue;  // only reports: nothing a pass would see anew
             bool ended = false;
             while (!heap_.empty() && finish_[static_cast<std::size_t>(heap_.top())] <= now) {
                 end(heap_.top(), now);
@@ -677,6 +682,39 @@ private:
         if (st.since < now && same(st.neighbours, neighbours_)) return;  // a stretch of j's goes on
         close_stretch(j, now);
         st.neighbours = neighbours_;
+        schedule_report(j);
+    }
+
+    // The stretch's next report, when it has neighbours and one is still to come: reports
+    // reach the learner when they are due, as colocd's do, not when the stretch ends (a
+    // pairing's first run would teach nothing before it ended).
+    void schedule_report(int j) {
+        const Stretch& st = stretch_[static_cast<std::size_t>(j)];
+        const SimLearning& l = options_.learning;
+        if (st.neighbours.empty() || !(l.report_interval_s > 0) || st.reported >= l.max_reports) return;
+        due_reports_.push({st.since + (st.reported + 1) * l.report_interval_s, j, st.serial});
+    }
+
+    // The reports due by `now` in stretches still going on.
+    void deliver_due_reports(double now) {
+        while (!due_reports_.empty() && due_reports_.top().at <= now) {
+            const DueReport r = due_reports_.top();
+            due_reports_.pop();
+            Stretch& st = stretch_[static_cast<std::size_t>(r.job)];
+            if (st.serial != r.serial) continue;  // its stretch ended and delivered what was due
+            report(r.job, st.neighbours);
+            ++st.reported;
+            schedule_report(r.job);
+        }
+    }
+    double next_report() const { return due_reports_.empty() ? kInf : due_reports_.top().at; }
+
+    // One iteration report of j's, from its stretch now: the truth's pace with noise.
+    void report(int j, const std::vector<model::Neighbour>& neighbours) {
+        const std::size_t i = static_cast<std::size_t>(j);
+        const double measured = std::max(1.0, std::exp(options_.learning.noise_sd * normal()) / rate_[i]);
+        options_.learning.learner->observe(*jobs_[i].profile, neighbours, measured);
+        ++run_.reports;
     }
 
     // The stretch of unchanged neighbours that ends now: its reports (rate_[j] is still the
@@ -686,18 +724,16 @@ private:
         Stretch& st = stretch_[i];
         const double length = now - st.since;
         st.since = now;
+        const int reported = std::exchange(st.reported, 0);
+        ++st.serial;  // what is still queued for the stretch is stale now
         if (!(length > 0)) return;
         const SimLearning& l = options_.learning;
         // A job alone teaches nothing about pairs (colocd's learner passes solo reports by).
+        // The reports due by now and not yet delivered (those due at this very moment); with
+        // no interval, every report at the stretch's end.
         if (!st.neighbours.empty()) {
             const double due = l.report_interval_s > 0 ? std::floor(length / l.report_interval_s) : l.max_reports;
-            const int reports = static_cast<int>(std::min<double>(due, l.max_reports));
-            const double truth = 1.0 / rate_[i];
-            for (int r = 0; r < reports; ++r) {
-                const double measured = std::max(1.0, truth * std::exp(l.noise_sd * normal()));
-                l.learner->observe(*jobs_[i].profile, st.neighbours, measured);
-                ++run_.reports;
-            }
+            for (int r = reported; r < std::min<double>(due, l.max_reports); ++r) report(j, st.neighbours);
         }
         model::RunInterval in;
         in.duration_s = length;
@@ -714,6 +750,7 @@ private:
         const std::size_t i = static_cast<std::size_t>(j);
         Stretch st = std::move(stretch_[i]);
         stretch_[i] = Stretch{};
+        stretch_[i].serial = st.serial;  // its queued reports stay stale
         if (node < 0) return;
         model::EndedRun r;
         r.job = jobs_[i].profile->name;
@@ -848,8 +885,18 @@ private:
         double since = 0;
         std::vector<model::Neighbour> neighbours;
         std::vector<model::RunInterval> intervals;
+        unsigned serial = 0;  // counts the job's stretches: a report due in an ended one is stale
+        int reported = 0;     // reports delivered in this stretch
     };
     std::vector<Stretch> stretch_;
+    // The next report due per stretch with neighbours: (when, job, the stretch's serial).
+    struct DueReport {
+        double at;
+        int job;
+        unsigned serial;
+        bool operator>(const DueReport& o) const { return at > o.at || (at == o.at && job > o.job); }
+    };
+    std::priority_queue<DueReport, std::vector<DueReport>, std::greater<>> due_reports_;
     std::map<std::string, model::ElapsedWindow> windows_;
     std::mt19937_64 rng_;
     std::size_t started_ = 0;  // jobs started so far

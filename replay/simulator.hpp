@@ -58,14 +58,15 @@ struct SimLearning {
     // Its learner, when it learns from the jobs the policy places; null = it stays as it is.
     model::Learner* learner = nullptr;
     // A job reports its iteration time at most once per interval, as the reporting client does
-    // by default (client/reporter.hpp).
+    // by default (client/reporter.hpp; `colocctl replay --report-interval`). Each report reaches
+    // the model when it is due, as colocd's do: a pairing teaches while it lasts.
     double report_interval_s = 30;
     // The measured slowdown: the truth's times exp(noise_sd * N(0, 1)), at least 1 (as colocd
     // takes it), drawn from a generator seeded with `seed`: a run is reproducible.
     double noise_sd = 0.03;
     std::uint64_t seed = 1;
     // Reports per job and stretch of unchanged neighbours: floor(length / interval), at most
-    // this many. Reports with the same neighbours say the same thing but for the noise: more
+    // this many (the first ones; with no interval, this many at the stretch's end). Reports with the same neighbours say the same thing but for the noise: more
     // would mostly cost time (a long job beside one neighbour for days would report thousands
     // of times) and weigh one pair over the others, which colocd's learner damps anyway (the
     // n-th sighting of a pair weighs 1/n^2).

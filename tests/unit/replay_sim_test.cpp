@@ -2,9 +2,12 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "model/baseline.hpp"
+#include "model/learner.hpp"
 #include "place/policy_factory.hpp"
 #include "replay/measured_truth.hpp"
 #include "replay/metrics.hpp"
@@ -396,4 +399,45 @@ TEST_CASE("metrics: percentiles by nearest rank, durations, the table's changes"
     CHECK(table.find("-20.0%") != std::string::npos);   // coloc vs pack
     CHECK(table.find("-60.0%") != std::string::npos);   // coloc vs exclusive
     CHECK(table.find("+100.0%") != std::string::npos);  // exclusive vs pack
+}
+
+namespace {
+
+// Counts the iteration reports the replay hands a learning model.
+struct CountingLearner final : model::Learner {
+    int reports = 0;
+    void observe(const model::JobProfile&, std::span<const model::Neighbour>, double) override { ++reports; }
+    model::IntervalFit learn_elapsed(const std::vector<model::EndedRun>&, const model::IntervalOptions&,
+                                     const std::string&) override {
+        return {};
+    }
+    nlohmann::json params_json() const override { return nlohmann::json::object(); }
+    void load_params_json(const nlohmann::json&) override {}
+    std::unique_ptr<Saved> save() const override { return std::make_unique<Saved>(); }
+    void restore(std::unique_ptr<Saved>) override {}
+};
+
+}  // namespace
+
+TEST_CASE("replay learning: a report reaches the model when it is due, not when its pairing ends") {
+    // Two nodes of one GPU (2 slots). A and B share n0's GPU from 0 to 200 (half speed); C
+    // starts alone on n1 at 70. Reports every 30 s: A's and B's of 30 and 60 s are in by then.
+    auto topo = place::uniform_topology(2, 1, 2);
+    model::JobProfile p;
+    std::vector<ReplayJob> jobs = {job(0, 1, 100, &p), job(0, 1, 100, &p), job(70, 1, 10, &p)};
+    GpuCost truth(1.0);
+    auto pack = place::make_policy("pack", nullptr);
+    CountingLearner learner;
+    SimOptions o;
+    o.learning.learner = &learner;
+    o.learning.report_interval_s = 30;
+    std::map<double, int> seen;  // reports in by each event's time
+    o.observer = [&](const place::ClusterState&, double now) { seen[now] = learner.reports; };
+    PolicyRun r = simulate(topo, *pack, place::Capacity::Open, truth, jobs, o);
+    REQUIRE(r.jobs[2].start == 70);
+    REQUIRE(r.jobs[0].end == doctest::Approx(200));
+    CHECK(seen.at(70) == 4);
+    // Three per stretch at most (max_reports): 30, 60 and 90 s, for each of A and B.
+    CHECK(r.reports == 6);
+    CHECK(learner.reports == 6);
 }
