@@ -54,6 +54,12 @@ std::optional<SoloFigure> LearnedProfiles::runtime(std::string_view name) const 
     return it == runs_.end() ? std::nullopt : mean_of(it->second.runtime);
 }
 
+void LearnedProfiles::clear() {
+    for (auto& [_, r] : runs_)
+        if (r.profile) retired_.push_back(std::move(r.profile));
+    runs_.clear();
+}
+
 const JobProfile& LearnedProfiles::profile_for(std::string_view profile, std::string_view user,
                                                std::string_view job_name) const {
     const std::optional<SoloKey> key = solo_key(catalogue_, profile, user, job_name);

@@ -62,8 +62,9 @@ public:
     };
     std::vector<Entry> entries() const;
 
-    // Forgets every run (colocd reloads them from its store); learned profiles go with them.
-    void clear() { runs_.clear(); }
+    // Forgets every run (colocd reloads them from its store); learned profiles go with them, but
+    // stay where they are: what still points at one (a queue's record of who asked) reads it safely.
+    void clear();
 
 private:
     struct Runs {
@@ -71,6 +72,7 @@ private:
         std::unique_ptr<JobProfile> profile;                // learned keys only
     };
     Runs& runs_of(const SoloKey& key);
+    std::vector<std::unique_ptr<JobProfile>> retired_;  // learned profiles of runs forgotten
     static std::optional<SoloFigure> mean_of(const std::map<std::int64_t, double>& by_job);
 
     const ProfileCatalogue& catalogue_;

@@ -8,6 +8,7 @@
 #include "place/candidate_nodes.hpp"
 #include "place/fragmentation.hpp"
 #include "place/node_scorer.hpp"
+#include "place/partner_price.hpp"
 #include "place/prediction_cache.hpp"
 #include "place/ranking.hpp"
 #include "place/sharing_rule.hpp"
@@ -23,8 +24,9 @@ constexpr double kNone = std::numeric_limits<double>::infinity();
 struct Scored {
     int node = -1;
     std::vector<int> gpus;
-    double score = 0;  // predicted loss + the fragmentation price: what ranks it
-    double price = 0;  // of which the fragmentation price
+    double score = 0;    // predicted loss + the fragmentation and partner prices: what ranks it
+    double price = 0;    // of which the fragmentation price
+    double partner = 0;  // and the partner price
 };
 
 // When explaining: one of a node's best sets, and the same worked out in full.
@@ -127,6 +129,7 @@ struct SearchStorage {
     std::vector<double> top, lowest;  // the search's bounds
     std::vector<int> eligible;        // a node's GPUs the job may take
     WholeDelays whole;                // Preferred's, per node
+    PartnerCache partners;            // the partner price's predictions
 };
 
 }  // namespace
@@ -173,7 +176,8 @@ public:
           per_node_(kept.per_node),
           top_(kept.top),
           lowest_(kept.lowest),
-          fragmentation_(state, request) {
+          fragmentation_(state, request),
+          partner_(state, model, request, &kept.partners) {
         top_.clear();
         lowest_.clear();
     }
@@ -322,7 +326,8 @@ private:
     template <class Gpus>
     void consider(NodeScorer& scorer, double loss, Gpus&& gpus) {
         const double price = price_varies_ ? price_of(gpus()) : price_floor_;
-        const double score = loss + price;
+        const double partner = partner_.any() ? partner_.of(node_, gpus()) : 0.0;
+        const double score = loss + price + partner;
         if (keep_ <= 1 && best_.node >= 0 && score > best_.score + kLossTie) return;  // cannot win
         const bool ranks = ranking_ && (static_cast<int>(lowest_.size()) < keep_ || score <= lowest_.back() + kLossTie);
         const bool wins = best_.node < 0 || ranks_before(score, best_.score, [&] { return gpus() < best_.gpus; });
@@ -330,26 +335,28 @@ private:
         const std::vector<int>& set = gpus();
         if (ranks) {
             if (here_count_ == here_.size()) here_.emplace_back();
-            keep_in(here_[here_count_++], set, score, price);
+            keep_in(here_[here_count_++], set, score, price, partner);
             lowest_.insert(std::upper_bound(lowest_.begin(), lowest_.end(), score), score);
             if (static_cast<int>(lowest_.size()) > keep_) lowest_.pop_back();
         }
-        if (wins) keep_in(best_, set, score, price);
+        if (wins) keep_in(best_, set, score, price, partner);
         scorer.set_bound(loss_bound());
     }
 
     // Into storage kept from earlier candidates and decisions: little to allocate.
-    void keep_in(Scored& to, const std::vector<int>& set, double score, double price) const {
+    void keep_in(Scored& to, const std::vector<int>& set, double score, double price, double partner) const {
         to.node = node_;
         to.gpus.assign(set.begin(), set.end());
         to.score = score;
         to.price = price;
+        to.partner = partner;
     }
 
     // A set worked out in full, with its price.
     Candidate full(NodeScorer& scorer, const Scored& s) const {
         Candidate c = scorer.candidate(s.gpus);
         c.fragmentation = s.price;
+        c.partner = s.partner;
         return c;
     }
 
@@ -368,7 +375,7 @@ private:
         if (best_.node < 0) return;
         if (best_.score >= cut() + 2 * kLossTie && prune_) return;  // beaten
         if (single_ && (best_single_.where.empty() ||
-                        ranks_before(best_.score, best_single_.loss + best_single_.fragmentation,
+                        ranks_before(best_.score, best_single_.loss + best_single_.fragmentation + best_single_.partner,
                                      [&] { return lighter_.preferred(node_, best_single_.where.front().node); })))
             best_single_ = full(scorer, best_);
         top_.insert(std::upper_bound(top_.begin(), top_.end(), best_.score), best_.score);
@@ -379,6 +386,7 @@ private:
         kept.gpus.assign(best_.gpus.begin(), best_.gpus.end());
         kept.score = best_.score;
         kept.price = best_.price;
+        kept.partner = best_.partner;
     }
 
     // A multi-node job: the best nodes' sets together, scored as one candidate.
@@ -386,14 +394,16 @@ private:
         const auto end = per_node_.begin() + static_cast<long>(per_node_count_);
         std::sort(per_node_.begin(), end, lighter_);
         std::vector<Placement> where;
-        double price = 0;
+        double price = 0, partner = 0;
         for (int i = 0; i < request_.nodes; ++i) {
             where.push_back({per_node_[i].node, per_node_[i].gpus});
             price += per_node_[i].price;
+            partner += per_node_[i].partner;
         }
         std::sort(where.begin(), where.end(), by_node);
         Candidate c = score_kept(state_, model_, request_, std::move(where), cache_);
         c.fragmentation = price;
+        c.partner = partner;
         return c;
     }
 
@@ -431,6 +441,7 @@ private:
     std::vector<double>& top_;     // the best scores, one per node, as many as the job needs nodes
     std::vector<double>& lowest_;  // when explaining: the `keep` lowest scores so far, ascending
     FragmentationPrice fragmentation_;
+    PartnerPrice partner_;
     // The node's idle GPUs and prices (price_range()).
     int idle_ = 0;
     double price_floor_ = 0;

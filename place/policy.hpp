@@ -17,6 +17,7 @@
 namespace coloc::place {
 
 struct SharingOutlook;  // place/sharing_rule.hpp
+struct PartnerDemand;   // place/partner_price.hpp
 
 struct JobRequest {
     JobId id = 0;
@@ -31,6 +32,8 @@ struct JobRequest {
     // What the sharing rule weighs a wait with (the queue, expected ends); null = no queue known,
     // the job is never held for it.
     const SharingOutlook* outlook = nullptr;
+    // Who the queue and the arrivals are (place/partner_price.hpp); null = unknown, no partner price.
+    const PartnerDemand* partners = nullptr;
 
     // Whether the request may take `gpu` of `node` (one rule for every policy).
     bool allows(int node, int gpu) const;
@@ -53,6 +56,8 @@ struct Candidate {
     // The coloc engine's price for the nodes it leaves unable to take larger jobs, in the same
     // units (place/fragmentation.hpp); the engine ranks by loss + fragmentation, lower first.
     double fragmentation = 0.0;
+    // Its price for the slots it takes from the jobs to come (place/partner_price.hpp), ranked likewise.
+    double partner = 0.0;
     std::vector<NeighbourEffect> effects;
 };
 

@@ -14,9 +14,11 @@
 #pragma once
 
 #include <cstddef>
+#include <unordered_map>
 #include <vector>
 
 #include "place/fragmentation.hpp"
+#include "place/partner_price.hpp"
 #include "place/sharing_rule.hpp"
 
 namespace coloc::place {
@@ -28,27 +30,34 @@ public:
     // A job of `nodes` nodes with `per_node` GPUs on each, submitted at `submit_s`, with a time
     // limit of `limit_s` (<= 0: unknown, no GPU-seconds asked). Submit times may come out of
     // order (colocd's first read shows jobs submitted before it started); one older than the
-    // window (at first: a window before the latest time seen) is not counted.
-    void submitted(double submit_s, int per_node, int nodes, double limit_s);
+    // window (at first: a window before the latest time seen) is not counted. `profile`: its
+    // class, for who is asking (partners(); null: not counted there).
+    void submitted(double submit_s, int per_node, int nodes, double limit_s,
+                   const model::JobProfile* profile = nullptr);
     // The job joins (+1) or leaves (-1) the queue.
-    void queued(int per_node, int nodes, double limit_s, int sign);
+    void queued(int per_node, int nodes, double limit_s, int sign, const model::JobProfile* profile = nullptr);
     // Time has reached `now`: the epochs older than the window are let go. Before rates(now) and
     // nodes_wanted() when time has moved on since the last submission.
     void advance(double now);
     // The rates at `now`.
     ArrivalRates rates(double now) const;
     const NodeDemand& nodes_wanted() const { return nodes_; }
+    // Who asks, at `now` (after advance(now)): the classes of the queued jobs and of the
+    // submissions counted, by GPUs asked, and the GPUs asked for now and per second.
+    const PartnerDemand& partners(double now) const;
     double queued_gpu_s() const { return queued_gpu_s_; }
     // Every submission given, in the window or older.
     std::size_t submitted_count() const { return arrived_; }
 
 private:
+    using Classes = std::unordered_map<const model::JobProfile*, double>;  // GPUs asked, by class
     struct Epoch {
         std::size_t jobs = 0;
-        double asked_gpu_s = 0;
+        double asked_gpu_s = 0, gpus = 0, limited_gpus = 0;  // limited: of the GPUs, those with a time limit
         std::vector<double> nodes;  // [k]: nodes asked for with k GPUs each (NodeDemand::count)
+        Classes classes;
     };
-    void add(Epoch& e, int per_node, int nodes, double gpu_s);
+    void add(Epoch& e, int per_node, int nodes, double gpu_s, const model::JobProfile* profile);
 
     double window_s_;
     std::size_t arrived_ = 0;
@@ -60,8 +69,12 @@ private:
                                // as far ahead as arrivals have been watched
     Epoch previous_, current_;
     long queued_jobs_ = 0;
-    double queued_gpu_s_ = 0;
+    double queued_gpu_s_ = 0, queued_gpus_ = 0;
     NodeDemand nodes_;  // submitted: previous_ + current_
+    Classes queued_classes_;
+    // partners(), kept while no class count changes.
+    mutable bool classes_changed_ = true;
+    mutable PartnerDemand partners_;
 };
 
 }  // namespace coloc::place

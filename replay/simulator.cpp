@@ -241,8 +241,8 @@ private:
         queued_[static_cast<std::size_t>(j)] = 1;
         ++queue_live_;
         queued_gpus_ += job.gpus();
-        demand_.submitted(job.submit, job.gpus_per_node, job.nodes, job.limit);
-        demand_.queued(job.gpus_per_node, job.nodes, job.limit, +1);
+        demand_.submitted(job.submit, job.gpus_per_node, job.nodes, job.limit, job.profile);
+        demand_.queued(job.gpus_per_node, job.nodes, job.limit, +1, job.profile);
         ++run_.events;
     }
     void dequeue(std::size_t pos) {
@@ -250,7 +250,7 @@ private:
         queued_[static_cast<std::size_t>(queue_[pos])] = 0;
         --queue_live_;
         queued_gpus_ -= job.gpus();
-        demand_.queued(job.gpus_per_node, job.nodes, job.limit, -1);
+        demand_.queued(job.gpus_per_node, job.nodes, job.limit, -1, job.profile);
         while (head_ < queue_.size() && !queued_[static_cast<std::size_t>(queue_[head_])]) ++head_;
         if (head_ > 4096 && head_ * 2 > queue_.size()) compact();
     }
@@ -309,6 +309,7 @@ private:
                                       .nodes_wanted = &demand_.nodes_wanted(),
                                       .in_words = false};
         if (options_.outlook && r.allowed_nodes.empty()) r.outlook = &outlook;  // an offer's job: as launch places it
+        if (options_.outlook) r.partners = &demand_.partners(now);
         if (turned_down_.still_turned_down(state_, r, now)) {
             ++run_.declined;
             ++run_.unchanged;

@@ -81,10 +81,14 @@ void SlotSizing::add_started(BindQueue& q, const SlurmJob& j, std::int64_t now) 
     if (p.slots_per_node <= 0 || p.allowed_nodes.empty()) return;
     p.nodes = static_cast<int>(p.allowed_nodes.size());
     p.time_limit_s = static_cast<double>(j.time_limit_s);
-    p.profile = state_.profile_for(tagged_profile(j.admin_comment), state_.user_names.of(j.uid, now), j.name);
+    p.profile = profile_of(j, now);
     p.own_node_list = true;
     p.running = true;
     q.started.push_back(std::move(p));
+}
+
+const model::JobProfile* SlotSizing::profile_of(const SlurmJob& j, std::int64_t now) const {
+    return state_.profile_for(tagged_profile(j.admin_comment), state_.user_names.of(j.uid, now), j.name);
 }
 
 std::vector<int> SlotSizing::bind_nodes() const {
@@ -129,9 +133,8 @@ BindQueue SlotSizing::bind_queue(const SlurmSnapshot& snap, int max_pending) con
         if (p.slots_per_node <= 0) continue;  // asks for no GPU slot
         p.nodes = j.nodes_wanted;
         p.time_limit_s = static_cast<double>(j.time_limit_s);
-        q.demand.queued(p.slots_per_node, p.nodes, p.time_limit_s, +1);
-        p.profile =
-            state_.profile_for(tagged_profile(j.admin_comment), state_.user_names.of(j.uid, snap.taken_at), j.name);
+        p.profile = profile_of(j, snap.taken_at);
+        q.demand.queued(p.slots_per_node, p.nodes, p.time_limit_s, +1, p.profile);
         if (!j.required_nodes.empty())
             if (const auto names = slurm::expand_hostlist(j.required_nodes))
                 for (const std::string& name : *names)
@@ -181,7 +184,8 @@ void SlotSizing::note_submissions(const SlurmSnapshot& snap) {
         shown.insert(j.job_id);
         if (!counted_.count(j.job_id))
             submitted_.submitted(static_cast<double>(j.submit_time > 0 ? j.submit_time : snap.taken_at), per_node,
-                                 std::max(1, j.nodes_wanted), static_cast<double>(j.time_limit_s));
+                                 std::max(1, j.nodes_wanted), static_cast<double>(j.time_limit_s),
+                                 profile_of(j, snap.taken_at));
     }
     // Ids Slurm no longer shows are let go: a job is shown from submission until it ends.
     counted_ = std::move(shown);
@@ -203,6 +207,7 @@ void SlotSizing::size_slots(std::int64_t now_ms) {
         // Nothing is renewed meanwhile: held jobs start by themselves when their leases run out.
         if (queue_error_ != answer->error) log_error((elastic ? "elastic slots: " : "admission: ") + answer->error);
         queue_error_ = answer->error;
+        partners_.reset();
         return;
     }
     queue_error_.clear();
@@ -214,6 +219,7 @@ void SlotSizing::size_slots(std::int64_t now_ms) {
         BindQueue q =
             bind_queue(snap, elastic ? state_.cfg.elastic.max_pending_jobs : state_.cfg.admission.max_pending_jobs);
         const KnownEnds time(state_.cluster, static_cast<double>(snap.taken_at), std::move(q.ends));
+        partners_ = q.demand.partners(time.now());
         if (!admit) {
             publish_offers(std::nullopt);
             std::vector<JobUpdate> release;

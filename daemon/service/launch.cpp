@@ -125,6 +125,8 @@ Launch::NodeChoice Launch::decide_on_node(const Placing& p) {
     // One node's share (single-node jobs, narrow mode, or a job placed node by node): that node only.
     request.nodes = 1;
     request.allowed_nodes = {p.node};
+    // Which of the node's GPUs: the one whose slot the jobs still queued need least.
+    request.partners = sizing_.partners();
 
     NodeChoice choice;
     place::Decision& decision = choice.decision;

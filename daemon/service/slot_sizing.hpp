@@ -67,6 +67,9 @@ public:
     proto::json admission_verdict_of(std::int64_t job_id, const proto::Identity& who) const;
     // A job's times in the latest read of Slurm's queue; nullopt when that read did not hold it.
     std::optional<SlurmJobTimes> slurm_times_of(std::int64_t job_id) const;
+    // Who the latest read of the bind partitions' queue showed asking for slots, for the partner
+    // price of a launch's GPUs (place/partner_price.hpp); null before a read or after a failed one.
+    const place::PartnerDemand* partners() const { return partners_ ? &*partners_ : nullptr; }
 
 private:
     void steer(std::int64_t now_ms);
@@ -86,6 +89,8 @@ private:
     proto::json steering_json() const;
     proto::json elastic_json() const;
     std::vector<int> bind_nodes() const;  // the nodes whose slots colocd sizes
+    // The profile a job Slurm shows runs with (its tag, else its user and name).
+    const model::JobProfile* profile_of(const slurm::SlurmJob& j, std::int64_t now) const;
 
     State& state_;
     const Access& access_;
@@ -99,6 +104,7 @@ private:
     place::QueueDemand submitted_;                       // the jobs note_submissions counted (none queued),
                                                          // over admission.arrival_window_s
     std::set<std::int64_t> counted_;                     // of them, those the latest read showed
+    std::optional<place::PartnerDemand> partners_;       // partners(): the latest read's
     std::unique_ptr<SlurmNodeWriter> node_writer_;       // exists once either was on
     bool offers_written_ = false;                        // admission.offers_file is colocd's now
     std::vector<StandingOffer> offers_;                  // the latest round's standing offers

@@ -47,9 +47,11 @@ Weighed weigh_pending(const place::ClusterState& state, const place::Policy& pol
                                         .exploration = exploration,
                                         .nodes_wanted = demand ? &demand->nodes_wanted() : nullptr};
     request.outlook = &outlook;
+    request.partners = demand ? &demand->partners(time.now()) : nullptr;
     Weighed w;
     w.decision = policy.place(state, request);
     request.outlook = nullptr;
+    request.partners = nullptr;
     if (!w.decision.placed && !w.decision.held) {
         w.why = "no place even shared: " + w.decision.reason;
         return w;

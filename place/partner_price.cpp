@@ -1,0 +1,125 @@
+#include "place/partner_price.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "place/fragmentation.hpp"
+#include "place/ranking.hpp"
+#include "place/sharing_rule.hpp"
+
+namespace coloc::place {
+
+double PartnerDemand::scarcity(int idle, double horizon_s) const {
+    if (mix.empty()) return 0;
+    const double ahead = std::min(std::max(0.0, horizon_s), std::max(0.0, seen_s));
+    // More asked than idle: at least idle - queued + 1 GPUs arrive.
+    return poisson_at_least(gpus_per_s * ahead, idle - queued_gpus + 1);
+}
+
+namespace {
+
+// A neighbour on the same GPU, as the engine lists one (its first GPU shared).
+model::Neighbour on_gpu(const model::JobProfile* p, std::uint16_t hardware) {
+    return {p, model::Sharing::Gpu, std::nullopt, 1, hardware};
+}
+
+// The class, the GPU kind and the occupants (sorted) as one key.
+void key_of(const model::JobProfile& c, const std::vector<std::pair<const model::JobProfile*, int>>& occupants,
+            std::uint16_t hardware, std::vector<std::uintptr_t>& key) {
+    key.clear();
+    key.push_back(reinterpret_cast<std::uintptr_t>(&c));
+    key.push_back(hardware);
+    for (const auto& [p, g] : occupants) {
+        key.push_back(reinterpret_cast<std::uintptr_t>(p));
+        key.push_back(static_cast<std::uintptr_t>(g));
+    }
+}
+
+}  // namespace
+
+std::size_t PartnerCache::KeyHash::operator()(const std::vector<std::uintptr_t>& key) const {
+    std::uint64_t h = 1469598103934665603ull;
+    for (std::uintptr_t v : key) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
+    return static_cast<std::size_t>(h);
+}
+
+double PartnerCache::keeps(const model::InterferenceModel& model, const model::JobProfile& c,
+                           const std::vector<std::pair<const model::JobProfile*, int>>& occupants,
+                           std::uint16_t hardware) {
+    if (model.version() != version_ || kept_.size() > 100000) {
+        kept_.clear();
+        version_ = model.version();
+    }
+    thread_local std::vector<std::uintptr_t> key;
+    key_of(c, occupants, hardware, key);
+    if (const auto it = kept_.find(key); it != kept_.end()) return it->second;
+    std::vector<model::Neighbour> around;
+    for (const auto& o : occupants) around.push_back(on_gpu(o.first, hardware));
+    double lost = lost_throughput(std::max(1.0, model.slowdown(c, around)), 1);
+    for (std::size_t i = 0; i < occupants.size(); ++i) {
+        std::vector<model::Neighbour> others;
+        for (std::size_t k = 0; k < occupants.size(); ++k)
+            if (k != i) others.push_back(on_gpu(occupants[k].first, hardware));
+        const double before = std::max(1.0, model.slowdown(*occupants[i].first, others));
+        others.push_back(on_gpu(&c, hardware));
+        const double after = std::max(before, model.slowdown(*occupants[i].first, others));
+        lost += lost_throughput(after, occupants[i].second) - lost_throughput(before, occupants[i].second);
+    }
+    return kept_[key] = std::max(0.0, 1.0 - lost);
+}
+
+PartnerPrice::PartnerPrice(const ClusterState& state, const model::InterferenceModel& model, const JobRequest& request,
+                           PartnerCache* cache)
+    : state_(state), model_(model), request_(request), cache_(cache ? cache : &own_cache_) {
+    const PartnerDemand* d = request.partners;
+    if (!d || d->mix.empty()) return;
+    const double horizon = request.outlook && request.outlook->work_s > 0 ? request.outlook->work_s : d->typical_run_s;
+    PartnerDemand others = *d;
+    others.queued_gpus = std::max(0.0, d->queued_gpus - request.gpus_per_node * request.nodes);
+    scarcity_ = others.scarcity(state.topology().total_gpus() - state.busy_gpus(), horizon);
+}
+
+const PartnerPrice::Kind& PartnerPrice::kind(std::uint16_t hw) {
+    for (const Kind& k : kinds_)
+        if (k.hardware == hw) return k;
+    const auto slot_beside = [&](const model::JobProfile* first, int gpus) {
+        const std::vector<std::pair<const model::JobProfile*, int>> one{{first, gpus}};
+        double f = 0;
+        for (const auto& [c, w] : request_.partners->mix) f += w * cache_->keeps(model_, *c, one, hw);
+        return f;
+    };
+    Kind k{hw, 0, 0};
+    for (const auto& [first, w] : request_.partners->mix) k.next += w * slot_beside(first, 1);
+    // An idle GPU offers a job alone (1) and a slot beside it (m) for each slot more; taken, it
+    // offers a slot beside the job for each slot left.
+    k.own = std::max(0.0, 1 + k.next - slot_beside(request_.profile, request_.gpus_per_node * request_.nodes));
+    kinds_.push_back(k);
+    return kinds_.back();
+}
+
+double PartnerPrice::offer(int node, int gpu, bool with_job) {
+    const std::uint16_t hw = state_.topology().hardware_of(node);
+    occupants_.clear();
+    for (JobId id : state_.jobs_on_gpu(node, gpu))
+        if (const RunningJob* j = state_.find(id)) occupants_.push_back({j->profile, j->gpu_count()});
+    if (with_job) occupants_.push_back({request_.profile, request_.gpus_per_node * request_.nodes});
+    const int room = state_.free_slots(node, gpu) - (with_job ? 1 : 0);
+    if (room <= 0) return 0;
+    std::sort(occupants_.begin(), occupants_.end());
+    double f = 0;
+    for (const auto& [c, w] : request_.partners->mix) f += w * cache_->keeps(model_, *c, occupants_, hw);
+    return room == 1 ? f : f + (room - 1) * kind(hw).next;
+}
+
+double PartnerPrice::of(int node, const std::vector<int>& gpus) {
+    if (!any()) return 0;
+    double taken = 0;
+    for (int g : gpus) {
+        if (state_.used_slots(node, g) == 0) continue;  // GPUs of its own: the floor, not charged
+        const double own = kind(state_.topology().hardware_of(node)).own;
+        taken += std::max(0.0, offer(node, g, false) - offer(node, g, true) - own);
+    }
+    return scarcity_ * taken;
+}
+
+}  // namespace coloc::place
