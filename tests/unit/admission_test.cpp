@@ -377,3 +377,53 @@ TEST_CASE("admission: a job Slurm started that colocd has not seen launch holds 
     // Without it, GPU 1 looks idle and the job is released onto it.
     CHECK(c.plan({c.gated(10, c.heavy, 1000)})[0].release);
 }
+
+TEST_CASE("admission: a job that pairs well with anyone is sent beside the job few pair well with") {
+    // Node n1 runs two light jobs, node n2 two heavy ones, every GPU busy; the jobs queued behind
+    // a light one are heavy. By loss alone the light job goes to n1 (a light neighbour costs the
+    // same 0.05 as a heavy one, and n1 comes first), and leaves the heavy jobs' only harmless
+    // slots taken. With who is asking known (the queue's classes), colocd sends it to n2, as the
+    // replay's engine places it.
+    Cluster c(2);
+    const auto run = [&](place::JobId id, const model::JobProfile& p, int node, int gpu) {
+        place::RunningJob j;
+        j.id = id;
+        j.profile = &p;
+        j.where = {{node, {gpu}}};
+        REQUIRE(c.state.add(std::move(j)));
+        c.ends[id] = 1000;
+    };
+    run(1, c.light, 0, 0);
+    run(2, c.light, 0, 1);
+    run(3, c.heavy, 1, 0);
+    run(4, c.heavy, 1, 1);
+    const KnownEnds time(c.state, 0, c.ends);
+    std::vector<PendingJob> queue{c.gated(10, c.light, 300)};
+    place::QueueDemand demand;
+    demand.submitted(0, 1, 1, 300, &c.light);
+    demand.queued(1, 1, 300, +1, &c.light);
+    for (std::int64_t id = 11; id <= 13; ++id) {
+        queue.push_back(c.gated(id, c.heavy, 300));
+        demand.submitted(0, 1, 1, 300, &c.heavy);
+        demand.queued(1, 1, 300, +1, &c.heavy);
+    }
+    const auto blind = plan_admission(c.state, c.policy, time, {0, 1}, {queue.front()});
+    REQUIRE(blind.size() == 1);
+    CHECK(blind[0].node == "n1");
+    const auto v = plan_admission(c.state, c.policy, time, {0, 1}, queue, &demand);
+    REQUIRE(v.size() == queue.size());
+    CHECK(v[0].release);
+    CHECK(v[0].node == "n2");
+    place::JobRequest r;
+    r.profile = &c.light;
+    r.partners = &demand.partners(0);
+    place::SharingOutlook outlook;
+    outlook.time = &time;
+    outlook.work_s = 300;
+    outlook.nodes_wanted = &demand.nodes_wanted();
+    r.outlook = &outlook;
+    const place::Decision d = c.policy.place(c.state, r);
+    REQUIRE(d.placed);
+    CHECK(d.chosen.where.front().node == 1);
+    CHECK(d.chosen.partner == 0);  // the heavy job's slot is worth less to them than an idle GPU would cost
+}

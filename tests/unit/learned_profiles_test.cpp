@@ -201,3 +201,18 @@ TEST_CASE("colocd: solo runs teach profiles; shared, failed and unnamed runs do 
     CHECK(again.cluster().find(2)->profile->name == mine);  // a running job keeps its learned profile
     CHECK(profile_row(again, "p1")["iter_time_s"].get<double>() == doctest::Approx(0.3));
 }
+
+TEST_CASE("learned profiles: forgetting the runs leaves a learned profile readable where it was") {
+    // colocd reloads its runs from the store after a failed commit; what still points at a
+    // learned profile (the classes its queue was seen to ask for) must not point at freed memory.
+    const model::ProfileCatalogue c = catalogue_with_p1();
+    model::LearnedProfiles learned(c);
+    learned.record_iter_time({"ann/train", true}, 20, 0.8);
+    const model::JobProfile* before = &learned.profile_for("", "ann", "train");
+    learned.clear();
+    CHECK(&learned.profile_for("", "ann", "train") == &c.default_profile());  // the runs are gone
+    CHECK(before->name == "ann/train");                                       // the object is not
+    CHECK(before->iter_time_s == doctest::Approx(0.8));
+    learned.record_iter_time({"ann/train", true}, 21, 0.9);  // reloaded: a profile again
+    CHECK(learned.profile_for("", "ann", "train").iter_time_s == doctest::Approx(0.9));
+}
