@@ -37,20 +37,52 @@ void key_of(const model::JobProfile& c, const std::vector<std::pair<const model:
 
 }  // namespace
 
-std::size_t PartnerCache::KeyHash::operator()(const std::vector<std::uintptr_t>& key) const {
+std::size_t PartnerCache::KeyHash::operator()(const Key& key) const {
     std::uint64_t h = 1469598103934665603ull;
     for (std::uintptr_t v : key) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
     return static_cast<std::size_t>(h);
 }
 
+// Kept until the model's pair predictions are worked out afresh (settled_version), not dropped
+// at each online learning step: what a slot is worth to the jobs to come is a valuation, for
+// which the latest rebuild is close enough, and a learning model moves at every report.
+void PartnerCache::check_version(const model::InterferenceModel& model) {
+    if (model.settled_version() == version_ && kept_.size() <= 100000 && valued_.size() <= 100000) return;
+    kept_.clear();
+    valued_.clear();
+    version_ = model.settled_version();
+}
+
+void PartnerCache::use_mix(const model::InterferenceModel& model,
+                           const std::vector<std::pair<const model::JobProfile*, double>>& mix) {
+    check_version(model);
+    if (mix == mix_) return;
+    mix_ = mix;
+    valued_.clear();
+}
+
+double PartnerCache::slot_value(const model::InterferenceModel& model,
+                                const std::vector<std::pair<const model::JobProfile*, int>>& occupants,
+                                std::uint16_t hardware) {
+    check_version(model);
+    thread_local Key key;
+    key.clear();
+    key.push_back(hardware);
+    for (const auto& [p, g] : occupants) {
+        key.push_back(reinterpret_cast<std::uintptr_t>(p));
+        key.push_back(static_cast<std::uintptr_t>(g));
+    }
+    if (const auto it = valued_.find(key); it != valued_.end()) return it->second;
+    double f = 0;
+    for (const auto& [c, w] : mix_) f += w * keeps(model, *c, occupants, hardware);
+    return valued_[key] = f;
+}
+
 double PartnerCache::keeps(const model::InterferenceModel& model, const model::JobProfile& c,
                            const std::vector<std::pair<const model::JobProfile*, int>>& occupants,
                            std::uint16_t hardware) {
-    if (model.version() != version_ || kept_.size() > 100000) {
-        kept_.clear();
-        version_ = model.version();
-    }
-    thread_local std::vector<std::uintptr_t> key;
+    check_version(model);
+    thread_local Key key;
     key_of(c, occupants, hardware, key);
     if (const auto it = kept_.find(key); it != kept_.end()) return it->second;
     std::vector<model::Neighbour> around;
@@ -77,6 +109,7 @@ PartnerPrice::PartnerPrice(const ClusterState& state, const model::InterferenceM
     PartnerDemand others = *d;
     others.queued_gpus = std::max(0.0, d->queued_gpus - request.gpus_per_node * request.nodes);
     scarcity_ = others.scarcity(state.topology().total_gpus() - state.busy_gpus(), horizon);
+    if (scarcity_ > 0) cache_->use_mix(model, d->mix);
 }
 
 const PartnerPrice::Kind& PartnerPrice::kind(std::uint16_t hw) {
@@ -84,9 +117,7 @@ const PartnerPrice::Kind& PartnerPrice::kind(std::uint16_t hw) {
         if (k.hardware == hw) return k;
     const auto slot_beside = [&](const model::JobProfile* first, int gpus) {
         const std::vector<std::pair<const model::JobProfile*, int>> one{{first, gpus}};
-        double f = 0;
-        for (const auto& [c, w] : request_.partners->mix) f += w * cache_->keeps(model_, *c, one, hw);
-        return f;
+        return cache_->slot_value(model_, one, hw);
     };
     Kind k{hw, 0, 0};
     for (const auto& [first, w] : request_.partners->mix) k.next += w * slot_beside(first, 1);
@@ -106,8 +137,7 @@ double PartnerPrice::offer(int node, int gpu, bool with_job) {
     const int room = state_.free_slots(node, gpu) - (with_job ? 1 : 0);
     if (room <= 0) return 0;
     std::sort(occupants_.begin(), occupants_.end());
-    double f = 0;
-    for (const auto& [c, w] : request_.partners->mix) f += w * cache_->keeps(model_, *c, occupants_, hw);
+    const double f = cache_->slot_value(model_, occupants_, hw);
     return room == 1 ? f : f + (room - 1) * kind(hw).next;
 }
 

@@ -64,20 +64,31 @@ struct PartnerDemand {
     double scarcity(int idle, double horizon_s) const;
 };
 
-// What the engine keeps between decisions: f_c(O) per class, occupants and GPU kind, while the
-// model's predictions stay the same (its version()).
+// What the engine keeps between decisions: f_c(O) per class, occupants and GPU kind, until the
+// model's pair predictions are worked out afresh (its settled_version()).
 class PartnerCache {
 public:
     // f_c(O): the throughput a job of class `c` keeps beside `occupants` (profile, GPU count).
     double keeps(const model::InterferenceModel& model, const model::JobProfile& c,
                  const std::vector<std::pair<const model::JobProfile*, int>>& occupants, std::uint16_t hardware);
+    // The decisions that follow value slots for `mix`: f(O) is kept while it stays the same (a
+    // replay's pass weighs many jobs against one queue).
+    void use_mix(const model::InterferenceModel& model,
+                 const std::vector<std::pair<const model::JobProfile*, double>>& mix);
+    // f(O) over that mix.
+    double slot_value(const model::InterferenceModel& model,
+                      const std::vector<std::pair<const model::JobProfile*, int>>& occupants, std::uint16_t hardware);
 
 private:
+    using Key = std::vector<std::uintptr_t>;
     struct KeyHash {
-        std::size_t operator()(const std::vector<std::uintptr_t>& key) const;
+        std::size_t operator()(const Key& key) const;
     };
+    void check_version(const model::InterferenceModel& model);
     std::uint64_t version_ = 0;
-    std::unordered_map<std::vector<std::uintptr_t>, double, KeyHash> kept_;
+    std::unordered_map<Key, double, KeyHash> kept_;
+    std::vector<std::pair<const model::JobProfile*, double>> mix_;
+    std::unordered_map<Key, double, KeyHash> valued_;  // f(O) for mix_
 };
 
 // The price for one decision.
