@@ -9,11 +9,12 @@
 
 namespace coloc::place {
 
-double PartnerDemand::scarcity(int idle, double horizon_s) const {
+double PartnerDemand::scarcity(int idle, double horizon_s, int placing) const {
     if (mix.empty()) return 0;
     const double ahead = std::min(std::max(0.0, horizon_s), std::max(0.0, seen_s));
+    const double queued = std::max(0.0, queued_gpus - placing);
     // More asked than idle: at least idle - queued + 1 GPUs arrive.
-    return poisson_at_least(gpus_per_s * ahead, idle - queued_gpus + 1);
+    return poisson_at_least(gpus_per_s * ahead, idle - queued + 1);
 }
 
 namespace {
@@ -106,9 +107,8 @@ PartnerPrice::PartnerPrice(const ClusterState& state, const model::InterferenceM
     const PartnerDemand* d = request.partners;
     if (!d || d->mix.empty()) return;
     const double horizon = request.outlook && request.outlook->work_s > 0 ? request.outlook->work_s : d->typical_run_s;
-    PartnerDemand others = *d;
-    others.queued_gpus = std::max(0.0, d->queued_gpus - request.gpus_per_node * request.nodes);
-    scarcity_ = others.scarcity(state.topology().total_gpus() - state.busy_gpus(), horizon);
+    scarcity_ =
+        d->scarcity(state.topology().total_gpus() - state.busy_gpus(), horizon, request.gpus_per_node * request.nodes);
     if (scarcity_ > 0) cache_->use_mix(model, d->mix);
 }
 
@@ -128,17 +128,21 @@ const PartnerPrice::Kind& PartnerPrice::kind(std::uint16_t hw) {
     return kinds_.back();
 }
 
-double PartnerPrice::offer(int node, int gpu, bool with_job) {
+std::pair<double, double> PartnerPrice::offers(int node, int gpu) {
     const std::uint16_t hw = state_.topology().hardware_of(node);
+    const int room = state_.free_slots(node, gpu);
+    const auto offer = [&](int r) {
+        if (r <= 0) return 0.0;
+        std::sort(occupants_.begin(), occupants_.end());
+        const double f = cache_->slot_value(model_, occupants_, hw);
+        return r == 1 ? f : f + (r - 1) * kind(hw).next;
+    };
     occupants_.clear();
     for (JobId id : state_.jobs_on_gpu(node, gpu))
         if (const RunningJob* j = state_.find(id)) occupants_.push_back({j->profile, j->gpu_count()});
-    if (with_job) occupants_.push_back({request_.profile, request_.gpus_per_node * request_.nodes});
-    const int room = state_.free_slots(node, gpu) - (with_job ? 1 : 0);
-    if (room <= 0) return 0;
-    std::sort(occupants_.begin(), occupants_.end());
-    const double f = cache_->slot_value(model_, occupants_, hw);
-    return room == 1 ? f : f + (room - 1) * kind(hw).next;
+    const double before = offer(room);
+    occupants_.push_back({request_.profile, request_.gpus_per_node * request_.nodes});
+    return {before, offer(room - 1)};
 }
 
 double PartnerPrice::of(int node, const std::vector<int>& gpus) {
@@ -147,7 +151,8 @@ double PartnerPrice::of(int node, const std::vector<int>& gpus) {
     for (int g : gpus) {
         if (state_.used_slots(node, g) == 0) continue;  // GPUs of its own: the floor, not charged
         const double own = kind(state_.topology().hardware_of(node)).own;
-        taken += std::max(0.0, offer(node, g, false) - offer(node, g, true) - own);
+        const auto [before, after] = offers(node, g);
+        taken += std::max(0.0, before - after - own);
     }
     return scarcity_ * taken;
 }

@@ -60,8 +60,9 @@ struct PartnerDemand {
     double gpus_per_s = 0;     // GPUs the arrivals ask for per second
     double seen_s = 0;         // how far ahead the rate is trusted
     double typical_run_s = 0;  // the mean time limit asked for: the horizon without the job's own
-    // The probability that the jobs to come within `horizon_s` ask for more GPUs than `idle`.
-    double scarcity(int idle, double horizon_s) const;
+    // The probability that the jobs to come within `horizon_s` ask for more GPUs than `idle`;
+    // `placing`: the GPUs of the job being placed, counted off those queued.
+    double scarcity(int idle, double horizon_s, int placing = 0) const;
 };
 
 // What the engine keeps between decisions: f_c(O) per class, occupants and GPU kind, until the
@@ -103,7 +104,8 @@ public:
     double of(int node, const std::vector<int>& gpus);
 
 private:
-    double offer(int node, int gpu, bool with_job);  // f(O) + (r - 1) m, O with the job when asked
+    // The GPU's offer, f(O) + (r - 1) m, before and after the job takes a slot of it.
+    std::pair<double, double> offers(int node, int gpu);
     // On GPUs of one kind: m, and what an idle GPU's offer falls by when the job takes it.
     struct Kind {
         std::uint16_t hardware;
