@@ -54,9 +54,9 @@ struct Candidate {
     double harm = 0.0;          // throughput the neighbours lose (GPU-weighted)
     double loss = 0.0;          // total predicted loss of throughput (GPU-weighted)
     // The coloc engine's price for the nodes it leaves unable to take larger jobs, in the same
-    // units (place/fragmentation.hpp); the engine ranks by loss + fragmentation, lower first.
+    // units (place/fragmentation.hpp); the engine ranks by loss + fragmentation + partner, lower first.
     double fragmentation = 0.0;
-    // Its price for the slots it takes from the jobs to come (place/partner_price.hpp), ranked likewise.
+    // Its price for the slots it takes from the jobs to come (place/partner_price.hpp).
     double partner = 0.0;
     std::vector<NeighbourEffect> effects;
 };
