@@ -309,12 +309,13 @@ private:
                                       .nodes_wanted = &demand_.nodes_wanted(),
                                       .in_words = false};
         if (options_.outlook && r.allowed_nodes.empty()) r.outlook = &outlook;  // an offer's job: as launch places it
-        if (options_.outlook) r.partners = &demand_.partners(now);
         if (turned_down_.still_turned_down(state_, r, now)) {
             ++run_.declined;
             ++run_.unchanged;
             return false;
         }
+        // Only a search prices partners (a held job's verdict is weighed again without them).
+        if (options_.outlook) r.partners = &demand_.partners(now);
         ++run_.decisions;
         place::Decision d = policy_.place(state_, r);
         if (!d.placed) {
