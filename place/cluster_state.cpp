@@ -125,6 +125,8 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
 }
 
 void ClusterState::repoint() {
+    index_.clear();
+    for (const auto& [id, job] : jobs_) index_.insert(id, &job);
     node_job_ptrs_.assign(node_jobs_.size(), {});
     for (std::size_t n = 0; n < node_jobs_.size(); ++n)
         for (JobId id : node_jobs_[n]) node_job_ptrs_[n].push_back(&jobs_.at(id));
@@ -247,6 +249,7 @@ bool ClusterState::add(RunningJob job, bool enforce_slots) {
     }
     // Stored first: the indexes point at it (node-based map: the address stays put).
     const RunningJob* stored = &jobs_.emplace(job.id, std::move(job)).first->second;
+    index_.insert(stored->id, stored);
     for (const auto& p : stored->where) occupy(stored, p);
     if (stored->multi_node())
         for (const auto& p : stored->where) join_link(stored, p.node);
@@ -275,6 +278,7 @@ bool ClusterState::remove(JobId id) {
             link_stamp_[static_cast<std::size_t>(link)] = ++changes_;
         }
     }
+    index_.erase(id);
     jobs_.erase(it);
     return true;
 }
@@ -297,10 +301,7 @@ std::uint64_t ClusterState::last_change(const RunningJob& job) const {
     return last;
 }
 
-const RunningJob* ClusterState::find(JobId id) const {
-    auto it = jobs_.find(id);
-    return it == jobs_.end() ? nullptr : &it->second;
-}
+const RunningJob* ClusterState::find(JobId id) const { return index_.find(id); }
 
 std::uint64_t shared_gpus(std::span<const int> mine, int first, std::span<const int> theirs) {
     std::uint64_t bits = 0;

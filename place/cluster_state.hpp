@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/model.hpp"
+#include "place/job_index.hpp"
 #include "place/topology.hpp"
 
 namespace coloc::place {
@@ -156,6 +157,7 @@ private:
 
     const Topology* topo_;
     std::unordered_map<JobId, RunningJob> jobs_;
+    JobIndex index_;                                         // the same jobs, for find()
     std::vector<std::vector<std::vector<JobId>>> gpu_jobs_;  // [node][gpu] -> jobs
     std::vector<std::vector<JobId>> node_jobs_;              // [node] -> jobs (each once)
     std::vector<std::vector<JobId>> link_jobs_;              // [link] -> multi-node jobs
