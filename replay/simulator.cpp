@@ -107,18 +107,14 @@ public:
           state_(topo),
           heap_(jobs.size()),
           finish_(jobs.size(), kInf),
-          remaining_(jobs.size()),
-          rate_(jobs.size(), 1.0),
-          last_(jobs.size(), 0.0),
-          planned_left_(options.planner ? jobs.size() : 0, 0.0),
-          planned_rate_(options.planner ? jobs.size() : 0, 1.0),
+          pace_(jobs.size()),
           ends_(state_),
           queued_(jobs.size(), 0),
           demand_(options.arrival_window_s),
           stamp_(jobs.size(), 0) {
         run_.policy = policy.name();
         run_.jobs.resize(jobs.size());
-        for (std::size_t i = 0; i < jobs.size(); ++i) remaining_[i] = jobs[i].work;
+        for (std::size_t i = 0; i < jobs.size(); ++i) pace_[i].remaining = jobs[i].work;
         int base = 0;
         for (std::size_t n = 0; n < topo.nodes().size(); ++n) {
             gpu_base_.push_back(base);
@@ -145,7 +141,8 @@ public:
     double remaining_s(const place::RunningJob& job) const override {
         const std::size_t i = static_cast<std::size_t>(job.id);
         if (options_.planner)
-            return std::max(0.0, planned_left_[i] - planned_rate_[i] * (now_ - last_[i])) / planned_rate_[i];
+            return std::max(0.0, pace_[i].planned_left - pace_[i].planned_rate * (now_ - pace_[i].last)) /
+                   pace_[i].planned_rate;
         const double end = job.since + jobs_[i].limit;
         return end > now_ ? end - now_ : 0.0;
     }
@@ -582,9 +579,10 @@ private:
 
     void advance(int j, double now) {
         std::size_t i = static_cast<std::size_t>(j);
-        remaining_[i] = std::max(0.0, remaining_[i] - rate_[i] * (now - last_[i]));
-        if (options_.planner) planned_left_[i] = std::max(0.0, planned_left_[i] - planned_rate_[i] * (now - last_[i]));
-        last_[i] = now;
+        Pace& p = pace_[i];
+        p.remaining = std::max(0.0, p.remaining - p.rate * (now - p.last));
+        if (options_.planner) p.planned_left = std::max(0.0, p.planned_left - p.planned_rate * (now - p.last));
+        p.last = now;
     }
 
     void rerate(int j, double now) {
@@ -592,16 +590,17 @@ private:
         const place::RunningJob* job = state_.find(static_cast<place::JobId>(j));
         neighbours_.clear();
         state_.neighbours_of(*job, neighbours_);
-        if (options_.learning.learner) restretch(j, now);  // before rate_ moves: the stretch ends at the old one
+        if (options_.learning.learner) restretch(j, now);  // before the rate moves: the stretch ends at the old one
         double slowdown = truth_.slowdown(*job->profile, neighbours_);
         if (!(slowdown >= 1.0)) slowdown = 1.0;
-        rate_[i] = 1.0 / slowdown;
+        Pace& p = pace_[i];
+        p.rate = 1.0 / slowdown;
         if (options_.planner)
-            planned_rate_[i] = 1.0 / std::max(1.0, options_.planner->slowdown(*job->profile, neighbours_));
-        heap_.set(j, now + remaining_[i] / rate_[i], finish_);
+            p.planned_rate = 1.0 / std::max(1.0, options_.planner->slowdown(*job->profile, neighbours_));
+        heap_.set(j, now + p.remaining / p.rate, finish_);
         // The end remaining_s() expects moves with the planner's pace.
         ends_.set(static_cast<place::JobId>(j),
-                  options_.planner ? now + planned_left_[i] / planned_rate_[i] : job->since + jobs_[i].limit);
+                  options_.planner ? now + p.planned_left / p.planned_rate : job->since + jobs_[i].limit);
     }
 
     void start(int j, std::vector<place::Placement> where, double now) {
@@ -614,9 +613,9 @@ private:
         if (!state_.add(std::move(rj)))
             throw std::logic_error("policy '" + policy_.name() + "' chose a placement that does not fit");
         run_.jobs[static_cast<std::size_t>(j)].start = now;
-        last_[static_cast<std::size_t>(j)] = now;
+        pace_[static_cast<std::size_t>(j)].last = now;
         if (options_.learning.learner) stretch_[static_cast<std::size_t>(j)].since = now;
-        if (options_.planner) planned_left_[static_cast<std::size_t>(j)] = job.limit;
+        if (options_.planner) pace_[static_cast<std::size_t>(j)].planned_left = job.limit;
         ++run_.events;
         const place::RunningJob& placed = *state_.find(static_cast<place::JobId>(j));
         count_past_shadow(placed.where);
@@ -636,7 +635,7 @@ private:
         if (options_.learning.learner) close_stretch(j, now);
         const std::vector<int>& affected = affected_by(job);
         for (int a : affected) advance(a, now);
-        remaining_[static_cast<std::size_t>(j)] = 0;
+        pace_[static_cast<std::size_t>(j)].remaining = 0;
         expected_.erase({run_.jobs[static_cast<std::size_t>(j)].start + jobs_[static_cast<std::size_t>(j)].limit, j});
         heap_.erase(j, finish_);
         for (const place::Placement& p : job.where)
@@ -714,12 +713,12 @@ private:
     // One iteration report of j's, from its stretch now: the truth's pace with noise.
     void report(int j, const std::vector<model::Neighbour>& neighbours) {
         const std::size_t i = static_cast<std::size_t>(j);
-        const double measured = std::max(1.0, std::exp(options_.learning.noise_sd * normal()) / rate_[i]);
+        const double measured = std::max(1.0, std::exp(options_.learning.noise_sd * normal()) / pace_[i].rate);
         options_.learning.learner->observe(*jobs_[i].profile, neighbours, measured);
         ++run_.reports;
     }
 
-    // The stretch of unchanged neighbours that ends now: its reports (rate_[j] is still the
+    // The stretch of unchanged neighbours that ends now: its reports (pace_[j].rate is still the
     // truth's pace in it) and, for the elapsed learning, its interval.
     void close_stretch(int j, double now) {
         const std::size_t i = static_cast<std::size_t>(j);
@@ -780,7 +779,7 @@ private:
         const std::size_t i = static_cast<std::size_t>(j);
         const double model_speed =
             1.0 / std::max(1.0, options_.learning.judged->slowdown(*jobs_[i].profile, neighbours_));
-        run_.model_error.push_back({now, started_, std::abs(model_speed - rate_[i])});
+        run_.model_error.push_back({now, started_, std::abs(model_speed - pace_[i].rate)});
     }
 
     void note_busy(double now) {
@@ -814,12 +813,17 @@ private:
     HeldJobs turned_down_;
 
     EndHeap heap_;
-    std::vector<double> finish_;     // predicted end of each running job
-    std::vector<double> remaining_;  // solo seconds of work left
-    std::vector<double> rate_;       // progress per second (1 / slowdown)
-    std::vector<double> last_;       // when remaining_ was last brought up to date
-    // With a planner: the time limit's solo seconds left and the pace the planner predicts.
-    std::vector<double> planned_left_, planned_rate_;
+    std::vector<double> finish_;  // predicted end of each running job
+    // Each job's progress, side by side in memory: the sharing rule reads a held job's
+    // neighbours' time left at every change near it.
+    struct Pace {
+        double remaining = 0;  // solo seconds of work left
+        double rate = 1;       // progress per second (1 / slowdown)
+        double last = 0;       // when remaining (and planned_left) was last brought up to date
+        // With a planner: the time limit's solo seconds left and the pace the planner predicts.
+        double planned_left = 0, planned_rate = 1;
+    };
+    std::vector<Pace> pace_;
     std::set<std::pair<double, int>> expected_;  // running jobs by start + time limit (Slurm's view)
     place::ExpectedEnds ends_;                   // the same by the end remaining_s() expects
 
