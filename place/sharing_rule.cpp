@@ -96,25 +96,12 @@ struct Facts {
     int own_gpus = 0;
 };
 
-// The running job `id`, looked up on a one-node candidate's node first (a few jobs, side by side
-// in memory) and in the whole cluster's table when it runs elsewhere (a link neighbour) or the
-// candidate spans nodes (scanning them all costs more than the table): the replay gathers for
-// every held job at every change near it.
-const RunningJob* find_near(const ClusterState& state, const Candidate& c, JobId id) {
-    if (c.where.size() == 1) {
-        const std::vector<JobId>& ids = state.jobs_on_node(c.where.front().node);
-        for (std::size_t i = 0; i < ids.size(); ++i)
-            if (ids[i] == id) return state.running_on_node(c.where.front().node)[i];
-    }
-    return state.find(id);
-}
-
 void gather(const ClusterState& state, const Candidate& c, const TimeOutlook& time, Facts& f) {
     f.slowed.clear();
     f.on_gpus.clear();
     f.own_gpus = 0;
     for (const NeighbourEffect& e : c.effects)
-        if (const RunningJob* job = find_near(state, c, e.id)) f.slowed.push_back({&e, job, time.remaining_s(*job)});
+        if (const RunningJob* job = state.find(e.id)) f.slowed.push_back({&e, job, time.remaining_s(*job)});
     // A job on the candidate's GPUs is mostly one it slows, found above: its job and time left
     // are taken from there (a job on many of its GPUs would be looked up once per GPU).
     const auto slowed_as = [&](JobId id) -> const Facts::Slowed* {
@@ -127,7 +114,7 @@ void gather(const ClusterState& state, const Candidate& c, const TimeOutlook& ti
             for (JobId id : state.jobs_on_gpu(pl.node, g)) {
                 if (const Facts::Slowed* n = slowed_as(id))
                     f.on_gpus.push_back({f.own_gpus, n->effect, n->job, n->left_now});
-                else if (const RunningJob* job = find_near(state, c, id))
+                else if (const RunningJob* job = state.find(id))
                     f.on_gpus.push_back({f.own_gpus, nullptr, job, time.remaining_s(*job)});
             }
             ++f.own_gpus;
