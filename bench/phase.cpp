@@ -87,11 +87,13 @@ struct Iteration {
 std::vector<Iteration> read_iterations(const fs::path& p) {
     std::vector<Iteration> its;
     std::ifstream in(p);
-    std::string word;
+    std::string line, word;
     long i;
     Iteration it;
-    while (in >> word >> i >> it.dt >> it.start)
-        if (word == "iter") its.push_back(it);
+    while (std::getline(in, line)) {  // "iter I SECONDS START ..." (tests/workload/workload.cpp)
+        std::istringstream fields(line);
+        if (fields >> word >> i >> it.dt >> it.start && word == "iter") its.push_back(it);
+    }
     return its;
 }
 

@@ -10,24 +10,34 @@
 //            host's few cores;
 //   burst    moves --burst-ms worth of bytes at the link's full rate through coloc-link, which
 //            shares its rate fairly among the bursts in progress.
-// It prints "iter I SECONDS START" per iteration (SECONDS from the previous iteration's end, START
-// on CLOCK_MONOTONIC) and at the end "mean SECONDS COUNT"; it reports each iteration through
+// It prints "iter I SECONDS START EPOCH NODE" per iteration (SECONDS from the previous iteration's
+// end, START on CLOCK_MONOTONIC, EPOCH the same instant in seconds since the epoch, NODE its
+// SLURMD_NODENAME or "-": which of a job's tasks ran it, and beside whom, in Slurm's terms) and
+// at the end "mean SECONDS COUNT"; it reports each iteration through
 // libcoloc_report (coloc_report(3)); with COLOC_PHASE_ALIGN=1 it keeps the phase colocd chose
 // (coloc_report_align).
 //
 // Usage: coloc-workload [--compute-ms C] [--host-ms H] [--io-ms W] [--burst-ms B] [--link HOST:PORT]
 //                       [--iterations N | --seconds S] [--start-at EPOCH_S] [--state-dir DIR]
+//                       [--lockstep]
 // --start-at starts the first iteration at that wall-clock time (jobs launched together in step).
+// --lockstep: the tasks of the Slurm step wait for each other before each burst, as the ranks of
+// a data-parallel job meet in its all-reduce, so that the job runs at its slowest task's pace
+// (SLURM_JOB_ID, SLURM_STEP_ID and SLURM_STEP_NUM_TASKS name the step, a task alone outside
+// Slurm; its tasks share the state directory, as bench/live's nodes on one host do).
 // Environment: CUDA_VISIBLE_DEVICES (the GPUs; unset = none), SLURMD_NODENAME (the node, for the
 // lock directory), COLOC_WORKLOAD_DIR (default state directory, /tmp/coloc-workload),
 // COLOC_WORKLOAD_LINK (default --link).
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +48,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +62,7 @@ struct Options {
     double seconds = 0;
     double start_at = 0;  // seconds since the epoch at which the first iteration starts; 0 = now
     std::string link, state_dir;
+    bool lockstep = false;
 };
 
 [[noreturn]] void fail(const std::string& what) {
@@ -78,6 +90,10 @@ Options parse(int argc, char** argv) {
     if (const char* l = std::getenv("COLOC_WORKLOAD_LINK")) o.link = l;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
+        if (a == "--lockstep") {
+            o.lockstep = true;
+            continue;
+        }
         if (i + 1 >= argc) fail(a + ": missing value");
         const char* v = argv[++i];
         if (a == "--compute-ms")
@@ -210,6 +226,57 @@ void burst(const Link& l, double s, std::vector<char>& payload) {
         fail("the link closed during a burst");
 }
 
+// The step's meeting point: counters in a file of the state directory that every task maps,
+// waited on with a futex (shared between processes through the mapping): [0] arrivals, [1] tasks
+// done. The last task done removes the file, so that a later job of the same id (a cluster
+// started afresh) starts from zero; a file left by a task that died is refused, not followed.
+class StepBarrier {
+public:
+    explicit StepBarrier(const Options& o) {
+        const char* job = std::getenv("SLURM_JOB_ID");
+        const char* step = std::getenv("SLURM_STEP_ID");
+        const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+        if (!job || !step || !tasks) return;  // outside Slurm: a step of one task
+        tasks_ = std::uint32_t(std::atoi(tasks));
+        if (tasks_ <= 1) return;
+        mkdir(o.state_dir.c_str(), 0777);
+        path_ = o.state_dir + "/step-" + job + "." + step + ".barrier";
+        const int fd = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0 || ftruncate(fd, kBytes) != 0) fail(path_ + ": " + std::strerror(errno));
+        void* at = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (at == MAP_FAILED) fail(path_ + ": mmap: " + std::strerror(errno));
+        word_ = static_cast<std::uint32_t*>(at);
+    }
+    // Returns once every task of the step reached its meeting number `round` (0, 1, ...).
+    void meet(long round) {
+        if (!word_) return;
+        const std::uint32_t target = std::uint32_t(round + 1) * tasks_;
+        std::uint32_t seen = __atomic_add_fetch(&word_[0], 1, __ATOMIC_SEQ_CST);
+        // No task passes a meeting before all arrive: more arrivals than that are another job's.
+        if (seen > target) fail("--lockstep: " + path_ + " holds an earlier job's count; remove it");
+        if (seen == target) {
+            syscall(SYS_futex, &word_[0], FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+            return;
+        }
+        const double give_up = clock_s(CLOCK_MONOTONIC) + 60;
+        while ((seen = __atomic_load_n(&word_[0], __ATOMIC_SEQ_CST)) < target) {
+            if (clock_s(CLOCK_MONOTONIC) > give_up) fail("--lockstep: the step's other tasks stopped meeting");
+            timespec wait{1, 0};
+            syscall(SYS_futex, &word_[0], FUTEX_WAIT, seen, &wait, nullptr, 0);
+        }
+    }
+    ~StepBarrier() {
+        if (word_ && __atomic_add_fetch(&word_[1], 1, __ATOMIC_SEQ_CST) == tasks_) unlink(path_.c_str());
+    }
+
+private:
+    static constexpr std::size_t kBytes = 2 * sizeof(std::uint32_t);
+    std::string path_;
+    std::uint32_t* word_ = nullptr;
+    std::uint32_t tasks_ = 1;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -218,24 +285,29 @@ int main(int argc, char** argv) {
     Link link;
     if (o.burst_s > 0) link = connect_link(o.link);
     std::vector<char> payload;
+    std::optional<StepBarrier> step;
+    if (o.lockstep) step.emplace(o);
     coloc_report_init();
     if (o.start_at > 0) sleep_s(o.start_at - clock_s(CLOCK_REALTIME));
     const double t_end = clock_s(CLOCK_MONOTONIC) + o.seconds;
     const double period = o.compute_s + o.host_s + o.io_s + o.burst_s;
+    const char* node = std::getenv("SLURMD_NODENAME");
+    if (!node || !*node) node = "-";
     double last_end = 0, sum = 0;
     long count = 0;
     for (long i = 0; o.iterations > 0 ? i < o.iterations : clock_s(CLOCK_MONOTONIC) < t_end; ++i) {
         coloc_report_align(period);
-        const double t0 = clock_s(CLOCK_MONOTONIC);
+        const double t0 = clock_s(CLOCK_MONOTONIC), epoch = clock_s(CLOCK_REALTIME);
         compute(gpus, o.compute_s);
         host_work(o.host_s);
         sleep_s(o.io_s);
+        if (step) step->meet(i);
         if (o.burst_s > 0) burst(link, o.burst_s, payload);
         const double end = clock_s(CLOCK_MONOTONIC);
         // From the previous iteration's end: a wait for the job's phase counts as its time.
         const double dt = end - (i == 0 ? t0 : last_end);
         last_end = end;
-        std::printf("iter %ld %.6f %.6f\n", i, dt, t0);
+        std::printf("iter %ld %.6f %.6f %.6f %s\n", i, dt, t0, epoch, node);
         coloc_report_iteration(dt);
         sum += dt;
         ++count;
