@@ -22,7 +22,8 @@
 //                       [--lockstep]
 // --start-at starts the first iteration at that wall-clock time (jobs launched together in step).
 // --lockstep: the tasks of the Slurm step wait for each other before each burst, as the ranks of
-// a data-parallel job meet in its all-reduce, so that the job runs at its slowest task's pace
+// a data-parallel job meet in its all-reduce, so that the job runs at its slowest task's pace,
+// and each moves its share of the burst (the all-reduce crosses the link once)
 // (SLURM_JOB_ID, SLURM_STEP_ID and SLURM_STEP_NUM_TASKS name the step, a task alone outside
 // Slurm; its tasks share the state directory, as bench/live's nodes on one host do).
 // Environment: CUDA_VISIBLE_DEVICES (the GPUs; unset = none), SLURMD_NODENAME (the node, for the
@@ -266,6 +267,7 @@ public:
             syscall(SYS_futex, &word_[0], FUTEX_WAIT, seen, &wait, nullptr, 0);
         }
     }
+    std::uint32_t tasks() const { return tasks_; }
     ~StepBarrier() {
         if (word_ && __atomic_add_fetch(&word_[1], 1, __ATOMIC_SEQ_CST) == tasks_) unlink(path_.c_str());
     }
@@ -287,6 +289,9 @@ int main(int argc, char** argv) {
     std::vector<char> payload;
     std::optional<StepBarrier> step;
     if (o.lockstep) step.emplace(o);
+    // The step's all-reduce crosses the link once: each task moves its share of the burst, so
+    // that the job alone moves --burst-ms worth per iteration, as a single task calibrated.
+    const double burst_s = step ? o.burst_s / step->tasks() : o.burst_s;
     coloc_report_init();
     if (o.start_at > 0) sleep_s(o.start_at - clock_s(CLOCK_REALTIME));
     const double t_end = clock_s(CLOCK_MONOTONIC) + o.seconds;
@@ -302,7 +307,7 @@ int main(int argc, char** argv) {
         host_work(o.host_s);
         sleep_s(o.io_s);
         if (step) step->meet(i);
-        if (o.burst_s > 0) burst(link, o.burst_s, payload);
+        if (burst_s > 0) burst(link, burst_s, payload);
         const double end = clock_s(CLOCK_MONOTONIC);
         // From the previous iteration's end: a wait for the job's phase counts as its time.
         const double dt = end - (i == 0 ? t0 : last_end);
