@@ -110,6 +110,7 @@ run_round() {
         nodes=$(class_field "$cls" 2) c=$(class_field "$cls" 3) io=$(class_field "$cls" 4) b=$(class_field "$cls" 5)
         args="--compute-ms $c --io-ms $io --host-ms 1 --iterations $iterations"
         [ "$b" = 0 ] || args+=" --burst-ms $b --link 127.0.0.1:$leaf_port"
+        [ "$nodes" = 1 ] || args+=" --lockstep"  # its tasks meet at each burst, as an all-reduce does
         script="#!/bin/bash
 srun --ntasks-per-node=1 bash -c 'echo \"task \$EPOCHREALTIME \$SLURMD_NODENAME \$CUDA_VISIBLE_DEVICES \${COLOC_DECISION:-none}\"
   ${run[*]} $workload --state-dir $work/gpus $args; echo \"done \$EPOCHREALTIME \$SLURMD_NODENAME\"'
@@ -182,18 +183,77 @@ bad_pairs() {
 
 # ---- the model's error on the pairs -------------------------------------------------------------
 
-# model_mae CATALOGUE: the model's same-GPU speed of each ordered pair of classes (with what
-# colocd has stored) against the calibration; prints "mae pairs"; details in $work/mae.txt
-model_mae() {
+# model_predictions CATALOGUE: the model's same-GPU speed of each ordered pair of classes, with
+# what colocd has stored so far, into $work/predicted.json.
+model_predictions() {
     local params=$work/params.json pairs=$work/pairs.csv
     sqlite3 "$state/coloc.db" "SELECT params FROM model_params WHERE name = 'coloc'" >"$params"
     [ -s "$params" ] || { echo "live: colocd stored no learned parameters" >&2; exit 1; }
     cut -d, -f1,2 "$cal/measured.csv" | sed 's/$/,gpu/' >"$pairs"
     colocctl predict --profiles "$1" --pairs "$pairs" --params "$params" --json >"$work/predicted.json"
+}
+
+# pair_speeds ROUND...: what the rounds measured of each class beside each other class on one GPU:
+# "job neighbour speed iterations" per ordered pair, neighbour "none" for a task alone on its GPU.
+# An iteration (after 5 warm-up ones) counts where exactly one other task (or none) held the
+# job's GPUs (a two-node job's tasks run in lock step: all of its GPUs) from the iteration's start
+# to its end, by the tasks' "task" and "done" lines; speed
+# is the class's solo iteration time (the calibration's) over the mean of those iterations.
+pair_speeds() {
+    local round id cls
+    for round in "$@"; do
+        while read -r id cls _; do echo "$work/$round/$id.out $cls"; done <"$work/$round.jobs"
+    done >"$work/pair-files"
+    while read -r cls; do echo "$cls $(mean_iter "$cal/solo-$cls")"; done < <(class_names) >"$work/pair-solo"
+    # shellcheck disable=SC2046 # one file name per word
+    awk -v files="$work/pair-files" -v solos="$work/pair-solo" '
+        BEGIN {
+            while ((getline l < files) > 0) { split(l, f, " "); cls[f[1]] = f[2] }
+            while ((getline l < solos) > 0) { split(l, f, " "); solo[f[1]] = f[2] }
+        }
+        $1 == "task" { r = FILENAME SUBSEP $3; start[r] = $2; gpu[r] = $3 ":" $4; on[gpu[r]] = on[gpu[r]] " " r; tasks[FILENAME] = tasks[FILENAME] " " r }
+        $1 == "done" { stop[FILENAME SUBSEP $3] = $2 }
+        $1 == "end" { last[FILENAME] = $2 }
+        $1 == "iter" && $2 >= 5 && NF >= 6 { n++; it_rank[n] = FILENAME SUBSEP $6; it_dt[n] = $3; it_at[n] = $5 }
+        END {
+            for (k = 1; k <= n; k++) {
+                r = it_rank[k]; split(r, rf, SUBSEP); from = it_at[k]; to = from + it_dt[k]
+                seen = 0; nb = "none"; t = split(tasks[rf[1]], own, " ")
+                for (w = 1; w <= t; w++) {
+                    m = split(on[gpu[own[w]]], others, " ")
+                    for (o = 1; o <= m; o++) {
+                        q = others[o]; split(q, qf, SUBSEP)
+                        if (qf[1] == rf[1]) continue
+                        end = (q in stop) ? stop[q] : last[qf[1]]
+                        if (start[q] <= from && end >= to) { seen++; nb = cls[qf[1]] }
+                    }
+                }
+                if (seen > 1) continue
+                key = cls[rf[1]] " " nb; sum[key] += it_dt[k]; count[key]++
+            }
+            for (key in sum) { split(key, kf, " "); printf "%s %.4f %d\n", key, solo[kf[1]] * count[key] / sum[key], count[key] }
+        }' $(cut -d' ' -f1 "$work/pair-files")
+}
+
+# model_mae ROUND...: the model's predictions (model_predictions) against the same-GPU pairs as
+# the rounds measured them, each relative to its class alone on a GPU in the same rounds (so that
+# what the rounds add to every pair, the leaf link's traffic for the two-node class, is divided
+# out), and against the calibration (each pair alone, each job with a link of its own). Pairs
+# measured for fewer than 100 iterations are left out of the first. Prints "mae pairs mae_cal
+# all_pairs"; the table in $work/mae.txt.
+model_mae() {
+    pair_speeds "$@" >"$work/pair-speeds.txt"
     jq -r '.predictions[] | "\(.job),\(.neighbour),\(.job_speed)"' "$work/predicted.json" |
-        paste -d, - <(cut -d, -f3 "$cal/measured.csv") | awk -F, '
-        { e = $3 - $4; if (e < 0) e = -e; printf "  %-6s beside %-6s predicted %.3f measured %.3f\n", $1, $2, $3, $4 >"/dev/stderr"
-          s += e; n++ } END { printf "%.4f %d", s / n, n }' 2>"$work/mae.txt"
+        paste -d, - <(cut -d, -f3 "$cal/measured.csv") | awk -F, -v measured="$work/pair-speeds.txt" '
+        BEGIN { while ((getline l < measured) > 0) { split(l, f, " "); speed[f[1] " " f[2]] = f[3]; its[f[1] " " f[2]] = f[4] } }
+        {
+            k = $1 " " $2; alone = speed[$1 " none"]; live = "-"
+            if (its[k] >= 100 && alone > 0) { live = speed[k] / alone; e = $3 - live; s += e < 0 ? -e : e; n++ }
+            c = $3 - $4; sc += c < 0 ? -c : c; nc++
+            printf "  %-6s beside %-6s predicted %.3f  measured live %s (%d iterations)  calibration %.3f\n",
+                $1, $2, $3, live == "-" ? "  -  " : sprintf("%.3f", live), its[k], $4 >"/dev/stderr"
+        }
+        END { printf "%.4f %d %.4f %d", n ? s / n : 1, n, sc / nc, nc }' 2>"$work/mae.txt"
 }
 
 # ---- fidelity: the round's own log replayed -----------------------------------------------------
