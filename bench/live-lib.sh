@@ -196,9 +196,9 @@ model_predictions() {
 # pair_speeds ROUND...: what the rounds measured of each class beside each other class on one GPU:
 # "job neighbour speed iterations" per ordered pair, neighbour "none" for a task alone on its GPU.
 # An iteration (after 5 warm-up ones) counts where exactly one other task (or none) held the
-# job's GPUs (a two-node job's tasks run in lock step: all of its GPUs) from the iteration's start
-# to its end, by the tasks' "task" and "done" lines; speed
-# is the class's solo iteration time (the calibration's) over the mean of those iterations.
+# job's GPUs (all of them: a two-node job's tasks run in lock step) from the iteration's start to
+# its end, by the tasks' "task" and "done" lines; speed is the class's solo iteration time (the
+# calibration's) over the mean of those iterations.
 pair_speeds() {
     local round id cls
     for round in "$@"; do
